@@ -1,0 +1,24 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "rtdb",
+    products: [
+        .executable(name: "rtdb", targets: ["rtdb"]),
+    ],
+    targets: [
+        // The system SQLite3 C library (Debian: libsqlite3-dev; macOS: the SDK).
+        .systemLibrary(name: "CSQLite", path: "Sources/CSQLite"),
+        // Pure, deterministic semantics: values, JSON, paths, keys, ordering, queries,
+        // push IDs, server values, limits, event generation. No I/O.
+        .target(name: "RTDBCore"),
+        // The embedded database: one SQLite file shared by any number of processes.
+        .target(name: "RTDBEngine", dependencies: ["RTDBCore", "CSQLite"]),
+        // Argument parsing, the command registry, one file per command, output and errors.
+        .target(name: "RTDBCLI", dependencies: ["RTDBCore", "RTDBEngine"]),
+        .executableTarget(name: "rtdb", dependencies: ["RTDBCLI"]),
+        .testTarget(name: "RTDBCoreTests", dependencies: ["RTDBCore"]),
+        .testTarget(name: "RTDBEngineTests", dependencies: ["RTDBEngine", "RTDBCore"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["rtdb", "RTDBCLI", "RTDBCore"]),
+    ]
+)

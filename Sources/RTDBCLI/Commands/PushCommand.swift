@@ -1,0 +1,64 @@
+import RTDBCore
+
+enum PushCommand {
+    static let spec = CommandSpec(
+        name: "push", summary: "add a value under a new chronological push ID",
+        usage: "rtdb push PATH (VALUE | - | --string TEXT | --file FILE | --lines)",
+        arguments: [("PATH", .path, "database path of the list"), ("VALUE", .json, "JSON value; - reads it from stdin")],
+        options: Registry.valueOptions + [OptionSpec("--lines", "read JSON lines from stdin and push each, in order, as one atomic write")],
+        description: "Adds VALUE under a new 20-character push ID and prints {\"path\":P/K,\"key\":K,\"value\":V}. "
+            + "With --lines, every line of stdin is one value (blank lines are skipped); one bad line writes nothing.",
+        examples: ["rtdb push /messages '{\"text\":\"hi\"}'", "jq -c '.[]' items.json | rtdb push /items --lines"],
+        run: run)
+
+    static func run(_ inv: Invocation) throws {
+        guard let first = inv.positionals.first else { throw inv.usageError("push: missing PATH") }
+        let path = try inv.path(first)
+        try WriteCheck.writable(path)
+        // A push ID stands in for the new key when checking depth and keys.
+        let sample = path.appending("-AAAAAAAAAAAAAAAAAAA")
+        var values: [Node] = []
+        if inv.has("--lines") {
+            if inv.positionals.count > 1 || inv.has("--string") || inv.has("--file") {
+                throw inv.usageError("push: --lines reads the values from stdin; give no other value")
+            }
+            let bytes = try readAll(fd: 0, limit: Limits.maxWriteBytes, what: "stdin")
+            values = try lines(bytes, at: sample)
+        } else {
+            let value = try ValueInput.bytes(inv, args: inv.positionals.dropFirst()).node()
+            try WriteCheck.value(value, at: sample)
+            values = [value]
+        }
+        let pushed = try inv.database().push(path, values)
+        let out = inv.output()
+        for e in pushed {
+            try out.record([("path", .string(path.appending(e.key).description)), ("key", .string(e.key)), ("value", .node(e.node))])
+        }
+        try out.flush()
+    }
+
+    /// Parses and checks every line before anything is written.
+    static func lines(_ bytes: [UInt8], at sample: Path) throws -> [Node] {
+        var values: [Node] = []
+        try bytes.withUnsafeBufferPointer { all in
+            var start = 0
+            var lineNo = 0
+            while start <= all.count {
+                var end = start
+                while end < all.count && all[end] != 0x0A { end += 1 }
+                lineNo += 1
+                let line = UnsafeBufferPointer(rebasing: all[start..<end])
+                start = end + 1
+                if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) { continue }
+                do {
+                    let v = try JSONReader.parse(line)
+                    try WriteCheck.value(v, at: sample)
+                    values.append(v)
+                } catch let e as RTDBError {
+                    throw RTDBError(e.code, "line \(lineNo): \(e.message); nothing was pushed")
+                }
+            }
+        }
+        return values
+    }
+}

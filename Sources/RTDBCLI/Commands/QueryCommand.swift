@@ -1,0 +1,85 @@
+import RTDBCore
+
+enum QueryCommand {
+    static let spec = CommandSpec(
+        name: "query", summary: "print the children of a path, filtered and ordered",
+        usage: "rtdb query PATH [ORDER] [RANGE] [LIMIT]",
+        arguments: [("PATH", .path, "database path whose children are queried")],
+        options: Registry.queryOptions,
+        description: "Prints one {\"key\":K,\"value\":V} line per child, in query order. Orders: by key (default), value or child. "
+            + "Bounds are JSON when they parse as JSON, otherwise strings; with --order-by-key they are always keys.",
+        examples: ["rtdb query /scores --order-by-value --limit-to-last 3",
+                   "rtdb query /users --order-by-child age --start-at 18",
+                   "rtdb query /posts --order-by-child metrics/views --limit-to-last 10 | jq -r .key"],
+        run: run)
+
+    static func run(_ inv: Invocation) throws {
+        let path = try inv.path(inv.arguments(["PATH"])[0])
+        let query = try QueryOptions.parse(inv)
+        let entries = try inv.database().query(path, query)
+        let out = inv.output()
+        for e in entries {
+            try out.record([("key", .string(e.key)), ("value", .node(e.node))])
+        }
+        try out.flush()
+    }
+}
+
+/// Turns the query options of `query` and `watch` into a checked `Query`.
+enum QueryOptions {
+    static func parse(_ inv: Invocation) throws -> Query {
+        let orders = ["--order-by-key", "--order-by-value", "--order-by-child"].filter { inv.has($0) }
+        if orders.count > 1 { throw inv.usageError("give one order option at most (\(orders.joined(separator: ", ")))") }
+        if inv.has("--limit-to-first") && inv.has("--limit-to-last") {
+            throw inv.usageError("--limit-to-first and --limit-to-last exclude each other")
+        }
+        if inv.has("--equal-to"), let other = ["--start-at", "--start-after", "--end-at", "--end-before"].first(where: { inv.has($0) }) {
+            throw inv.usageError("--equal-to excludes \(other)")
+        }
+        if inv.has("--start-at") && inv.has("--start-after") { throw inv.usageError("--start-at and --start-after exclude each other") }
+        if inv.has("--end-at") && inv.has("--end-before") { throw inv.usageError("--end-at and --end-before exclude each other") }
+        let hasStart = inv.has("--start-at") || inv.has("--start-after") || inv.has("--equal-to")
+        let hasEnd = inv.has("--end-at") || inv.has("--end-before") || inv.has("--equal-to")
+        if inv.has("--start-key") && !hasStart { throw inv.usageError("--start-key needs --start-at, --start-after or --equal-to") }
+        if inv.has("--end-key") && !hasEnd { throw inv.usageError("--end-key needs --end-at, --end-before or --equal-to") }
+
+        var query = Query()
+        if inv.has("--order-by-value") { query.order = .value }
+        if let child = inv.value("--order-by-child") {
+            let p: Path
+            do { p = try Path(child) } catch let e as RTDBError { throw RTDBError(.invalidQuery, "--order-by-child: \(e.message)") }
+            if p.isRoot { throw RTDBError(.invalidQuery, "--order-by-child needs a child path") }
+            query.order = .child(p)
+        }
+        let byKey: Bool
+        if case .key = query.order { byKey = true } else { byKey = false }
+        if byKey && (inv.has("--start-key") || inv.has("--end-key")) {
+            throw inv.usageError("--start-key and --end-key need --order-by-value or --order-by-child (with key order the bound is the key)")
+        }
+        func bound(_ text: String) throws -> Node {
+            if byKey { return .string(text) }
+            let v: Node
+            do { v = try JSONReader.parse(text) } catch { v = .string(text) }
+            if v.isObject { throw RTDBError(.invalidQuery, "query bounds must be primitive values, not \(Limits.quote(text))") }
+            return v
+        }
+        if let v = inv.value("--equal-to") {
+            let sk = inv.value("--start-key"), ek = inv.value("--end-key")
+            if let sk, let ek, !KeyOrder.same(sk, ek) { throw inv.usageError("--equal-to takes one key: --start-key and --end-key differ") }
+            let key = sk ?? ek
+            query.start = Query.Bound(try bound(v), key: key)
+            query.end = Query.Bound(try bound(v), key: key)
+        }
+        if let v = inv.value("--start-at") { query.start = Query.Bound(try bound(v), key: inv.value("--start-key")) }
+        if let v = inv.value("--start-after") { query.start = Query.Bound(try bound(v), key: inv.value("--start-key"), exclusive: true) }
+        if let v = inv.value("--end-at") { query.end = Query.Bound(try bound(v), key: inv.value("--end-key")) }
+        if let v = inv.value("--end-before") { query.end = Query.Bound(try bound(v), key: inv.value("--end-key"), exclusive: true) }
+        for name in ["--limit-to-first", "--limit-to-last"] {
+            guard let text = inv.value(name) else { continue }
+            guard let n = Int(text), n >= 0 else { throw inv.usageError("\(name) needs a whole number ≥ 0, not \(Limits.quote(text))") }
+            query.limit = name == "--limit-to-first" ? .first(n) : .last(n)
+        }
+        try query.validate()
+        return query
+    }
+}

@@ -1,0 +1,26 @@
+import RTDBCore
+
+enum SetCommand {
+    static let spec = CommandSpec(
+        name: "set", summary: "replace the value at a path",
+        usage: "rtdb set PATH (VALUE | - | --string TEXT | --file FILE | --server-timestamp)",
+        arguments: [("PATH", .path, "database path"), ("VALUE", .json, "JSON value; - reads it from stdin; null deletes")],
+        options: Registry.valueOptions + [OptionSpec("--server-timestamp", "write the server time ({\".sv\":\"timestamp\"})")],
+        description: "Replaces PATH with VALUE and prints {\"path\":P,\"value\":V}, V as stored (server values resolved).",
+        examples: ["rtdb set /users/alice '{\"name\":\"Alice\",\"age\":30}'", "rtdb set /motd --string 'hello world'",
+                   "curl -s https://example.com/data.json | rtdb set /imported -", "rtdb set /lastSeen --server-timestamp"],
+        run: run)
+
+    static func run(_ inv: Invocation) throws {
+        guard let first = inv.positionals.first else { throw inv.usageError("set: missing PATH") }
+        let path = try inv.path(first)
+        let source = try ValueInput.bytes(inv, args: inv.positionals.dropFirst(), allowServerTimestamp: true)
+        try WriteCheck.writable(path)
+        let value = try source.node()
+        try WriteCheck.value(value, at: path)
+        let stored = try inv.database().set(path, value)
+        let out = inv.output()
+        try out.record([("path", .string(path.description)), ("value", .node(stored))])
+        try out.flush()
+    }
+}

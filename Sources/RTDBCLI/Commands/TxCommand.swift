@@ -1,0 +1,70 @@
+import RTDBCore
+
+enum TxCommand {
+    static let spec = CommandSpec(
+        name: "tx", summary: "run a command as a compare-and-set transaction on a path",
+        usage: "rtdb tx PATH [--max-retries N] -- CMD [ARGS...]",
+        arguments: [("PATH", .path, "database path"), ("CMD", .command, "command that reads the current value on stdin and prints the new one")],
+        options: [OptionSpec("--max-retries", value: "N", kind: .number, "attempts in all before giving up (default 25)")],
+        description: "Runs CMD (no shell) with the current value at PATH as one JSON line on stdin; its stdout, parsed as JSON, "
+            + "is the new value (null deletes). A non-zero exit or empty output aborts. The write commits only if PATH still "
+            + "holds the value CMD saw, otherwise CMD runs again with the fresh value; no lock is held while CMD runs. "
+            + "Prints {\"path\":P,\"committed\":B,\"value\":V,\"attempts\":N}; not committed exits with status 5.",
+        examples: ["rtdb tx /posts/p1 -- jq '.starCount += 1'", "rtdb tx /counter -- sh -c 'read n; echo $((n * 2))'"],
+        run: run)
+
+    static func run(_ inv: Invocation) throws {
+        // PATH comes before `--`, or first after it (then CMD follows, after an optional second `--`).
+        var pathText: String
+        var command: [String]
+        if let cut = inv.beforeDashDash {
+            if cut > 1 { throw inv.usageError("tx: unexpected argument \(Limits.quote(inv.positionals[1])) before --") }
+            if cut == 1 {
+                pathText = inv.positionals[0]
+                command = Array(inv.positionals[1...])
+            } else {
+                guard let first = inv.positionals.first else { throw inv.usageError("tx: missing PATH") }
+                pathText = first
+                command = Array(inv.positionals.dropFirst())
+                if command.first == "--" { command.removeFirst() }
+            }
+        } else {
+            throw inv.usageError(inv.positionals.isEmpty ? "tx: missing PATH" : "tx: missing -- CMD")
+        }
+        if command.isEmpty { throw inv.usageError("tx: missing CMD after --") }
+        let path = try inv.path(pathText)
+        try WriteCheck.writable(path)
+        var maxAttempts = 25
+        if let text = inv.value("--max-retries") {
+            guard let n = Int(text), n >= 1 else { throw inv.usageError("--max-retries needs a whole number ≥ 1, not \(Limits.quote(text))") }
+            maxAttempts = n
+        }
+        let db = try inv.database()
+        var aborted = false
+        let outcome = try TransactionRunner.run(db, path: path, maxAttempts: maxAttempts) { current in
+            var input: [UInt8] = []
+            JSONWriter().write(current, into: &input)
+            input.append(0x0A)
+            let result = try Subprocess.run(command, input: input)
+            if result.status != 0 || result.output.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }) {
+                aborted = true
+                return nil
+            }
+            do {
+                return try JSONReader.parse(result.output)
+            } catch let e as RTDBError {
+                throw RTDBError(e.code, "tx: output of \(Limits.quote(command[0])) is not valid: \(e.message)")
+            }
+        }
+        let out = inv.output()
+        try out.record([("path", .string(path.description)), ("committed", .bool(outcome.committed)),
+                        ("value", .node(outcome.value)), ("attempts", .int(outcome.attempts))])
+        try out.flush()
+        if !outcome.committed {
+            let why = outcome.attempts >= maxAttempts && !aborted
+                ? "gave up after \(outcome.attempts) attempts (the value kept changing)"
+                : "\(command[0]) aborted"
+            throw RTDBError(.notCommitted, "transaction at \(path) not committed: \(why)")
+        }
+    }
+}

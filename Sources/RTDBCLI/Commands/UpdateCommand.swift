@@ -1,0 +1,45 @@
+import RTDBCore
+
+enum UpdateCommand {
+    static let spec = CommandSpec(
+        name: "update", summary: "replace several relative paths at once, all or nothing",
+        usage: "rtdb update PATH (VALUE | - | --file FILE)",
+        arguments: [("PATH", .path, "database path the update is relative to"),
+                    ("VALUE", .json, "JSON object whose keys are relative paths (may contain /); null deletes")],
+        options: [OptionSpec("--file", value: "FILE", kind: .file, "read the JSON object from FILE")],
+        description: "Each key of VALUE names a path under PATH that is replaced; siblings are untouched. "
+            + "Overlapping keys (\"a\" and \"a/b\") are refused. Prints {\"path\":P,\"value\":U}, U with server values resolved.",
+        examples: ["rtdb update / '{\"users/bob/name\":\"Bob\",\"users/alice/age\":31}'",
+                   "rtdb update /users/alice '{\"nick\":null}'"],
+        run: run)
+
+    static func run(_ inv: Invocation) throws {
+        guard let first = inv.positionals.first else { throw inv.usageError("update: missing PATH") }
+        let path = try inv.path(first)
+        let source = try ValueInput.bytes(inv, args: inv.positionals.dropFirst())
+        try WriteCheck.writable(path)
+        let bytes = try source.jsonBytes() ?? []
+        guard let raw = try bytes.withUnsafeBufferPointer({ try JSONReader.parseEntries($0) }) else {
+            throw RTDBError(.invalidData, "update needs a JSON object of relative paths")
+        }
+        let entries = try WriteCheck.update(raw, at: path)
+        let applied = try inv.database().update(path, entries)
+        let shown = Node.object(normalizing: applied.map {
+            Node.Entry($0.path.keys.joined(separator: "/"), $0.value.isNull ? .null : $0.value)
+        })
+        let out = inv.output()
+        try out.record([("path", .string(path.description)), ("value", .node(UpdateCommand.withNulls(shown, applied)))])
+        try out.flush()
+    }
+
+    /// The printed update keeps deletions visible as `null` entries.
+    static func withNulls(_ node: Node, _ applied: [(path: Path, value: Node)]) -> Node {
+        if !applied.contains(where: { $0.value.isNull }) { return node }
+        var list = node.children
+        for a in applied where a.value.isNull {
+            list.append(Node.Entry(a.path.keys.joined(separator: "/"), .null))
+        }
+        let keyed = list.map { (SortableKey($0.key), $0) }.sorted { SortableKey.compare($0.0, $1.0) < 0 }
+        return .object(keyed.map { $0.1 })
+    }
+}

@@ -1,0 +1,57 @@
+/// Help text, rendered from the registry (`rtdb help`, `rtdb help CMD`, `rtdb CMD --help`).
+enum Help {
+    static func overview() -> String {
+        var s = "rtdb \(Registry.version): the Firebase Realtime Database model from the command line\n\n"
+        s += "usage: rtdb [GLOBAL OPTIONS] COMMAND [OPTIONS] [ARGS]\n"
+        s += "       rtdb help [COMMAND] | rtdb COMMAND --help | rtdb --version\n\n"
+        s += "Commands:\n"
+        let width = Registry.visibleCommands.map(\.name.count).max() ?? 0
+        for c in Registry.visibleCommands {
+            s += "  " + c.name + String(repeating: " ", count: width - c.name.count + 2) + c.summary + "\n"
+        }
+        s += "\nGlobal options (before or after the command):\n" + options(Registry.globalOptions)
+        s += "\nOutput is JSON lines on stdout; errors are one JSON line on stderr (a sentence on a terminal).\n"
+        s += "Exit status: 0 ok, 1 internal/io, 2 usage, 3 invalid input, 4 permission, 5 not committed,\n"
+        s += "6 unavailable/timeout, 7 unsupported.\n"
+        s += "\nExamples:\n"
+        s += "  rtdb set /users/alice '{\"name\":\"Alice\",\"age\":30}'\n"
+        s += "  rtdb get /users/alice\n"
+        s += "  rtdb watch /posts --child-events | jq .\n"
+        s += "\nSee 'rtdb help COMMAND' for one command, and 'man rtdb' for everything.\n"
+        return s
+    }
+
+    static func command(_ c: CommandSpec) -> String {
+        var s = "usage: \(c.usage)\n\n\(c.summary).\n"
+        if !c.description.isEmpty { s += "\n" + c.description + "\n" }
+        if !c.arguments.isEmpty {
+            s += "\nArguments:\n"
+            let width = c.arguments.map(\.name.count).max() ?? 0
+            for a in c.arguments {
+                s += "  " + a.name + String(repeating: " ", count: width - a.name.count + 2) + a.help + "\n"
+            }
+        }
+        if !c.options.isEmpty { s += "\nOptions:\n" + options(c.options) }
+        s += "\nGlobal options:\n" + options(Registry.globalOptions)
+        if !c.examples.isEmpty {
+            s += "\nExamples:\n"
+            for e in c.examples { s += "  " + e + "\n" }
+        }
+        return s
+    }
+
+    static func label(_ o: OptionSpec) -> String {
+        var l = o.short.map { "\($0), " } ?? ""
+        l += o.long
+        if let v = o.value { l += " " + v }
+        return l
+    }
+
+    static func options(_ list: [OptionSpec]) -> String {
+        let width = list.map { label($0).count }.max() ?? 0
+        return list.map { o in
+            let l = label(o)
+            return "  " + l + String(repeating: " ", count: width - l.count + 2) + o.help + "\n"
+        }.joined()
+    }
+}

@@ -1,0 +1,140 @@
+import RTDBCore
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Thrown when stdout has been closed by its reader; the command ends quietly with status 0.
+struct OutputClosed: Error {}
+
+/// A field of a printed record, written in the given order (records are envelopes such as
+/// `{"path":…,"value":…}`, not data, so their field order is fixed by the contract).
+enum Field {
+    case node(Node)
+    case string(String)
+    case bool(Bool)
+    case int(Int)
+    case null
+}
+
+/// stdout: JSON lines, data only. Buffered; `flush()` after each line for streams.
+final class Output {
+    let pretty: Bool
+    let quiet: Bool
+    let streaming: Bool
+    private var buffer: [UInt8] = []
+    private let fd: Int32
+
+    init(pretty: Bool, quiet: Bool, streaming: Bool = false, fd: Int32 = 1) {
+        self.pretty = pretty
+        self.quiet = quiet
+        self.streaming = streaming
+        self.fd = fd
+        buffer.reserveCapacity(1 << 16)
+    }
+
+    /// Prints one value as a line.
+    func value(_ node: Node) throws {
+        if quiet { return }
+        JSONWriter(pretty: pretty).write(node, into: &buffer)
+        try endLine()
+    }
+
+    /// Prints one record as a line.
+    func record(_ fields: [(String, Field)]) throws {
+        if quiet { return }
+        try render(fields, into: &buffer)
+        try endLine()
+    }
+
+    /// Renders one record (without the line end) into `buffer`.
+    func render(_ fields: [(String, Field)], into buffer: inout [UInt8]) throws {
+        let writer = JSONWriter(pretty: pretty)
+        buffer.append(UInt8(ascii: "{"))
+        for (i, (name, field)) in fields.enumerated() {
+            if i > 0 { buffer.append(UInt8(ascii: ",")) }
+            if pretty { buffer.append(contentsOf: "\n  ".utf8) }
+            JSONWriter.appendString(name, to: &buffer)
+            buffer.append(UInt8(ascii: ":"))
+            if pretty { buffer.append(0x20) }
+            switch field {
+            case .node(let n):
+                if pretty {
+                    // Indent nested values one level.
+                    var inner: [UInt8] = []
+                    writer.write(n, into: &inner)
+                    for b in inner {
+                        buffer.append(b)
+                        if b == 0x0A { buffer.append(contentsOf: "  ".utf8) }
+                    }
+                } else {
+                    writer.write(n, into: &buffer)
+                }
+            case .string(let s): JSONWriter.appendString(s, to: &buffer)
+            case .bool(let b): buffer.append(contentsOf: (b ? "true" : "false").utf8)
+            case .int(let n): buffer.append(contentsOf: String(n).utf8)
+            case .null: buffer.append(contentsOf: "null".utf8)
+            }
+        }
+        if pretty { buffer.append(0x0A) }
+        buffer.append(UInt8(ascii: "}"))
+    }
+
+    /// Appends text as it is (help output).
+    func rawBytes(_ bytes: [UInt8]) throws {
+        buffer.append(contentsOf: bytes)
+    }
+
+    private func endLine() throws {
+        buffer.append(0x0A)
+        if streaming || buffer.count >= 1 << 16 { try flush() }
+    }
+
+    func flush() throws {
+        var offset = 0
+        while offset < buffer.count {
+            let n = buffer.withUnsafeBytes { raw in
+                write(fd, raw.baseAddress! + offset, raw.count - offset)
+            }
+            if n < 0 {
+                if errno == EINTR { continue }
+                buffer.removeAll(keepingCapacity: true)
+                if errno == EPIPE { throw OutputClosed() }
+                throw RTDBError(.ioError, "cannot write to stdout: \(String(cString: strerror(errno)))")
+            }
+            offset += n
+        }
+        buffer.removeAll(keepingCapacity: true)
+    }
+}
+
+/// stderr: one JSON error line when it is not a terminal, a sentence when it is.
+enum Diagnostics {
+    static var stderrIsTerminal: Bool { isatty(2) == 1 }
+
+    static func report(_ error: RTDBError, usage: String? = nil) {
+        var text: String
+        if stderrIsTerminal {
+            text = "rtdb: error: \(error.message)\n"
+            if let usage, error.code == .usage { text += "usage: \(usage)\n" }
+        } else {
+            var line: [UInt8] = Array("{\"error\":{\"code\":".utf8)
+            JSONWriter.appendString(error.code.rawValue, to: &line)
+            line.append(contentsOf: ",\"message\":".utf8)
+            JSONWriter.appendString(error.message, to: &line)
+            line.append(contentsOf: "}}\n".utf8)
+            text = String(decoding: line, as: UTF8.self)
+        }
+        writeAll(2, Array(text.utf8))
+    }
+
+    static func writeAll(_ fd: Int32, _ bytes: [UInt8]) {
+        var offset = 0
+        while offset < bytes.count {
+            let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + offset, $0.count - offset) }
+            if n < 0 { if errno == EINTR { continue }; return }
+            offset += n
+        }
+    }
+}

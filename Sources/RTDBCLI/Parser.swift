@@ -1,0 +1,91 @@
+import RTDBCore
+
+/// Hand-rolled argument parsing over the registry. Global options may stand before or after
+/// the command; `--` ends option parsing; `-` and negative numbers are arguments; an option's
+/// value is the next word whatever it looks like (or follows `=`).
+enum Parser {
+    enum Parsed {
+        case run(Invocation)
+        case help(CommandSpec?)
+        case version
+    }
+
+    static func parse(_ args: [String]) throws -> Parsed {
+        var command: CommandSpec? = nil
+        var positionals: [String] = []
+        var beforeDashDash: Int? = nil
+        var options: [(spec: OptionSpec, value: String)] = []
+        var i = 0
+        while i < args.count {
+            let arg = args[i]
+            i += 1
+            if beforeDashDash != nil { positionals.append(arg); continue }
+            if arg == "--" { beforeDashDash = positionals.count; continue }
+            if isOption(arg) {
+                var name = arg
+                var inline: String? = nil
+                if arg.hasPrefix("--"), let eq = arg.firstIndex(of: "=") {
+                    name = String(arg[..<eq])
+                    inline = String(arg[arg.index(after: eq)...])
+                }
+                let candidates = Registry.globalOptions + (command?.options ?? [])
+                guard let spec = candidates.first(where: { $0.long == name || $0.short == name }) else {
+                    if command == nil, Registry.commands.contains(where: { $0.options.contains { $0.long == name || $0.short == name } }) {
+                        throw RTDBError(.usage, "option \(name) must follow the command it belongs to")
+                    }
+                    throw RTDBError(.usage, "unknown option \(name)" + (command.map { " for \($0.name)" } ?? ""))
+                }
+                var value = ""
+                if spec.takesValue {
+                    if let inline { value = inline } else {
+                        guard i < args.count else { throw RTDBError(.usage, "option \(spec.long) needs a value (\(spec.value ?? "VALUE"))") }
+                        value = args[i]
+                        i += 1
+                    }
+                } else if inline != nil {
+                    throw RTDBError(.usage, "option \(spec.long) takes no value")
+                }
+                if options.contains(where: { $0.spec.long == spec.long }) {
+                    throw RTDBError(.usage, "option \(spec.long) given more than once")
+                }
+                options.append((spec, value))
+                continue
+            }
+            if command == nil {
+                guard let c = Registry.command(named: arg) else {
+                    throw RTDBError(.usage, "unknown command \(Limits.quote(arg)); see 'rtdb help'")
+                }
+                command = c
+                continue
+            }
+            positionals.append(arg)
+        }
+        if options.contains(where: { $0.spec.long == "--help" }) {
+            if let c = command, c.name == "help" { return .help(nil) }
+            return .help(command)
+        }
+        if options.contains(where: { $0.spec.long == "--version" }) { return .version }
+        guard let command else {
+            throw RTDBError(.usage, "no command given; see 'rtdb help'")
+        }
+        if command.name == "help" {
+            if positionals.count > 1 { throw RTDBError(.usage, "help: unexpected argument \(Limits.quote(positionals[1]))") }
+            if let name = positionals.first {
+                guard let c = Registry.command(named: name) else {
+                    throw RTDBError(.usage, "unknown command \(Limits.quote(name)); see 'rtdb help'")
+                }
+                return .help(c)
+            }
+            return .help(nil)
+        }
+        return .run(Invocation(command: command, positionals: positionals, beforeDashDash: beforeDashDash, options: options))
+    }
+
+    /// Words that start with `-` are options, except `-` itself and negative numbers.
+    static func isOption(_ arg: String) -> Bool {
+        guard arg.hasPrefix("-"), arg.count > 1 else { return false }
+        let second = arg.utf8.dropFirst().first ?? 0
+        if (second >= 48 && second <= 57) || second == UInt8(ascii: ".") { return false }
+        return true
+    }
+}

@@ -1,0 +1,106 @@
+import RTDBCore
+
+/// What kind of value an option or argument takes; completions use it to offer candidates.
+public enum ValueKind: String, Sendable {
+    case none, path, file, number, json, text, key, child, command
+}
+
+/// One option, declared once: parsing, help, the man page and completions all read it.
+public struct OptionSpec: Sendable {
+    public let long: String
+    public let short: String?
+    public let value: String?
+    public let kind: ValueKind
+    public let help: String
+    public let choices: [String]
+
+    public init(_ long: String, short: String? = nil, value: String? = nil, kind: ValueKind = .none,
+                choices: [String] = [], _ help: String) {
+        self.long = long
+        self.short = short
+        self.value = value
+        self.kind = value == nil ? .none : kind
+        self.help = help
+        self.choices = choices
+    }
+
+    public var takesValue: Bool { value != nil }
+}
+
+/// One command, declared once, with its run function.
+public struct CommandSpec: Sendable {
+    public let name: String
+    public let summary: String
+    public let usage: String
+    public let arguments: [(name: String, kind: ValueKind, help: String)]
+    public let options: [OptionSpec]
+    public let description: String
+    public let examples: [String]
+    public let hidden: Bool
+    let run: @Sendable (Invocation) throws -> Void
+
+    init(name: String, summary: String, usage: String,
+         arguments: [(name: String, kind: ValueKind, help: String)] = [],
+         options: [OptionSpec] = [], description: String, examples: [String],
+         hidden: Bool = false, run: @escaping @Sendable (Invocation) throws -> Void) {
+        self.name = name
+        self.summary = summary
+        self.usage = usage
+        self.arguments = arguments
+        self.options = options
+        self.description = description
+        self.examples = examples
+        self.hidden = hidden
+        self.run = run
+    }
+}
+
+/// The registry: every command and every global option of `rtdb`.
+public enum Registry {
+    public static let version = "0.1.0"
+
+    public static let globalOptions: [OptionSpec] = [
+        OptionSpec("--db", value: "FILE", kind: .file, "embedded database file (env RTDB_DB; default $XDG_DATA_HOME/rtdb/default.db)"),
+        OptionSpec("--url", value: "URL", kind: .text, "remote database URL (env RTDB_URL); not supported yet"),
+        OptionSpec("--auth", value: "TOKEN", kind: .text, "credential for a remote database (env RTDB_AUTH)"),
+        OptionSpec("--access-token", value: "TOKEN", kind: .text, "OAuth2 access token for a remote database (env RTDB_ACCESS_TOKEN)"),
+        OptionSpec("--timeout", value: "SECONDS", kind: .number, "give up on an operation (or a locked file) after this long (env RTDB_TIMEOUT; default 10)"),
+        OptionSpec("--pretty", "indent JSON output for humans"),
+        OptionSpec("--quiet", short: "-q", "print nothing on success"),
+        OptionSpec("--help", short: "-h", "show help for the command"),
+        OptionSpec("--version", "print the version"),
+    ]
+
+    public static let queryOptions: [OptionSpec] = [
+        OptionSpec("--order-by-key", "order children by key (the default)"),
+        OptionSpec("--order-by-value", "order children by their own value"),
+        OptionSpec("--order-by-child", value: "CHILD", kind: .child, "order children by the value at CHILD (a relative path)"),
+        OptionSpec("--start-at", value: "V", kind: .json, "lower bound, inclusive"),
+        OptionSpec("--start-after", value: "V", kind: .json, "lower bound, exclusive"),
+        OptionSpec("--end-at", value: "V", kind: .json, "upper bound, inclusive"),
+        OptionSpec("--end-before", value: "V", kind: .json, "upper bound, exclusive"),
+        OptionSpec("--equal-to", value: "V", kind: .json, "only children whose sort value is V"),
+        OptionSpec("--start-key", value: "K", kind: .key, "key argument of the lower bound (among equal values, from key K)"),
+        OptionSpec("--end-key", value: "K", kind: .key, "key argument of the upper bound (among equal values, up to key K)"),
+        OptionSpec("--limit-to-first", value: "N", kind: .number, "keep the first N children of the ordered result"),
+        OptionSpec("--limit-to-last", value: "N", kind: .number, "keep the last N children of the ordered result"),
+    ]
+
+    static let valueOptions: [OptionSpec] = [
+        OptionSpec("--string", short: "-s", value: "TEXT", kind: .text, "write TEXT as a JSON string"),
+        OptionSpec("--file", value: "FILE", kind: .file, "read the JSON value from FILE"),
+    ]
+
+    public static let commands: [CommandSpec] = [
+        GetCommand.spec, SetCommand.spec, UpdateCommand.spec, PushCommand.spec, RemoveCommand.spec,
+        QueryCommand.spec, IncrementCommand.spec, TxCommand.spec, WatchCommand.spec, HelpCommand.spec,
+        CompleteCommand.spec,
+    ]
+
+    public static func command(named name: String) -> CommandSpec? {
+        commands.first { $0.name == name }
+    }
+
+    /// The visible commands, in help order.
+    public static var visibleCommands: [CommandSpec] { commands.filter { !$0.hidden } }
+}

@@ -1,0 +1,52 @@
+import RTDBCore
+
+/// Where a command's VALUE comes from: a JSON argument, `-` (stdin), `--string`, `--file`, or
+/// (for set) `--server-timestamp`. Exactly one source is allowed.
+enum ValueInput {
+    /// The JSON bytes of the value, after checking that exactly one source was given.
+    /// `args` are the positionals after PATH.
+    static func bytes(_ inv: Invocation, args: ArraySlice<String>, allowServerTimestamp: Bool = false) throws -> ValueSource {
+        var sources: [ValueSource] = []
+        if let text = args.first { sources.append(text == "-" ? .stdin : .json(text)) }
+        if args.count > 1 {
+            throw inv.usageError("\(inv.command.name): unexpected argument \(Limits.quote(args[args.startIndex + 1]))")
+        }
+        if let s = inv.value("--string") { sources.append(.string(s)) }
+        if let f = inv.value("--file") { sources.append(.file(f)) }
+        if allowServerTimestamp && inv.has("--server-timestamp") { sources.append(.serverTimestamp) }
+        if sources.isEmpty { throw inv.usageError("\(inv.command.name): missing VALUE (JSON, -, --string TEXT or --file FILE)") }
+        if sources.count > 1 { throw inv.usageError("\(inv.command.name): give the value one way only (JSON, -, --string, --file\(allowServerTimestamp ? ", --server-timestamp" : ""))") }
+        return sources[0]
+    }
+
+    enum ValueSource {
+        case json(String)
+        case stdin
+        case file(String)
+        case string(String)
+        case serverTimestamp
+
+        /// Raw JSON text bytes (nil for the sources that are not JSON text).
+        func jsonBytes() throws -> [UInt8]? {
+            switch self {
+            case .json(let t):
+                if t.utf8.count > Limits.maxWriteBytes { throw RTDBError(.tooLarge, "the value is larger than the write limit") }
+                return Array(t.utf8)
+            case .stdin: return try readAll(fd: 0, limit: Limits.maxWriteBytes, what: "stdin")
+            case .file(let f): return try readFile(f, limit: Limits.maxWriteBytes)
+            case .string, .serverTimestamp: return nil
+            }
+        }
+
+        /// The value as a normalised node.
+        func node() throws -> Node {
+            switch self {
+            case .string(let s): return .string(s)
+            case .serverTimestamp: return .object([Node.Entry(".sv", .string("timestamp"))])
+            default:
+                let bytes = try jsonBytes() ?? []
+                return try bytes.withUnsafeBufferPointer { try JSONReader.parse($0) }
+            }
+        }
+    }
+}

@@ -1,0 +1,110 @@
+/// The one seam between commands and a database. The embedded SQLite engine implements it; a
+/// remote Firebase client and a server can plug in later without touching the commands.
+///
+/// Callers pass validated input (paths, keys, limits, update overlap: see `WriteCheck`), with
+/// server-value placeholders left unresolved; implementations resolve them when the write
+/// commits and return what is now stored. Each call is one atomic operation.
+public protocol Database: AnyObject {
+    /// The value at `path` (`.null` when nothing is there).
+    func get(_ path: Path) throws -> Node
+    /// The REST `shallow=true` view: a primitive as itself, an object as `{child: true, …}`.
+    func shallow(_ path: Path) throws -> Node
+    /// The children of `path` that `query` selects, in query order.
+    func query(_ path: Path, _ query: Query) throws -> [Node.Entry]
+    /// Replaces the value at `path` (`.null` deletes); returns the stored value.
+    func set(_ path: Path, _ value: Node) throws -> Node
+    /// Replaces each relative path under `path` at once, all or nothing; returns the entries
+    /// with server values resolved.
+    func update(_ path: Path, _ entries: [(path: Path, value: Node)]) throws -> [(path: Path, value: Node)]
+    /// Adds each value under a new push ID, in order, as one atomic write.
+    func push(_ path: Path, _ values: [Node]) throws -> [Node.Entry]
+    /// Writes `value` only if `path` still holds `expected`.
+    func compareAndSet(_ path: Path, expected: Node, value: Node) throws -> CompareAndSetResult
+    /// Adds `delta` to the number at `path` by the server-value increment rule.
+    func increment(_ path: Path, by delta: Node) throws -> Node
+    /// Calls `onChange` with the value at `path` now, then again after every commit that may
+    /// have changed it (with the changed child keys when known), until it returns false.
+    func observe(_ path: Path, onChange: (_ value: Node, _ changedKeys: [String]?) throws -> Bool) throws
+}
+
+public enum CompareAndSetResult: Sendable {
+    case committed(Node)
+    case stale(current: Node)
+}
+
+/// Checks that must hold before a write reaches any database (cli.md §9, firebase-semantics §7).
+public enum WriteCheck {
+    public static func writable(_ path: Path) throws {
+        if path.isInfo { throw RTDBError(.invalidPath, "cannot write under /.info") }
+    }
+
+    public static func value(_ value: Node, at path: Path) throws {
+        try writable(path)
+        try Limits.validate(value, at: path)
+    }
+
+    /// Parses the keys of a multi-path update into relative paths and rejects overlaps
+    /// (`{"a":1,"a/b":2}`), invalid keys and invalid values. Returns the entries in key order.
+    public static func update(_ raw: [Node.Entry], at path: Path) throws -> [(path: Path, value: Node)] {
+        try writable(path)
+        var entries: [(path: Path, value: Node)] = []
+        for e in raw {
+            let rel: Path
+            do { rel = try Path(e.key) } catch let err as RTDBError {
+                throw RTDBError(.invalidKey, "update key \(Limits.quote(e.key)): \(err.message)")
+            }
+            if rel.isRoot { throw RTDBError(.invalidKey, "update key \(Limits.quote(e.key)) names no child") }
+            let full = path.appending(rel)
+            if full.count > Limits.maxDepth { throw RTDBError(.tooDeep, "update path \(full) is more than \(Limits.maxDepth) levels deep") }
+            try WriteCheck.value(e.node, at: full)
+            entries.append((rel, e.node))
+        }
+        let sorted = entries.sorted { PathOrder.compare($0.path, $1.path) < 0 }
+        for i in sorted.indices.dropFirst() where sorted[i - 1].path.contains(sorted[i].path) {
+            throw RTDBError(.invalidData, "update paths overlap: \(sorted[i - 1].path) contains \(sorted[i].path)")
+        }
+        return sorted
+    }
+}
+
+/// Segment-wise path order with the key comparator; a prefix sorts first.
+public enum PathOrder {
+    public static func compare(_ a: Path, _ b: Path) -> Int {
+        for (x, y) in zip(a.keys, b.keys) {
+            let c = KeyOrder.compare(x, y)
+            if c != 0 { return c }
+        }
+        return a.count == b.count ? 0 : (a.count < b.count ? -1 : 1)
+    }
+}
+
+/// The transaction loop (cli.md §6, firebase-semantics §6): read, let `update` compute the new
+/// value without holding any lock, then compare-and-set; on a stale read run `update` again
+/// with the fresh value, up to `maxAttempts` attempts in all. `update` returning nil aborts.
+public enum TransactionRunner {
+    public struct Outcome: Sendable {
+        public var committed: Bool
+        public var value: Node
+        public var attempts: Int
+    }
+
+    public static func run(_ db: Database, path: Path, maxAttempts: Int,
+                           update: (Node) throws -> Node?) throws -> Outcome {
+        var current = try db.get(path)
+        var attempts = 0
+        while attempts < maxAttempts {
+            attempts += 1
+            guard let proposed = try update(current) else {
+                return Outcome(committed: false, value: current, attempts: attempts)
+            }
+            try WriteCheck.value(proposed, at: path)
+            switch try db.compareAndSet(path, expected: current, value: proposed) {
+            case .committed(let stored):
+                return Outcome(committed: true, value: stored, attempts: attempts)
+            case .stale(let fresh):
+                current = fresh
+            }
+        }
+        return Outcome(committed: false, value: current, attempts: attempts)
+    }
+}

@@ -1,0 +1,45 @@
+/// The one error type that crosses layer boundaries: a wire code from the CLI contract plus a
+/// human sentence. Every layer maps its own failures into this before they reach the CLI, which
+/// turns it into the stderr line and the exit status in exactly one place.
+public struct RTDBError: Error, Equatable, Sendable, CustomStringConvertible {
+    public enum Code: String, Sendable, CaseIterable {
+        case `internal` = "internal"
+        case ioError = "io_error"
+        case usage = "usage"
+        case invalidJSON = "invalid_json"
+        case invalidPath = "invalid_path"
+        case invalidKey = "invalid_key"
+        case invalidData = "invalid_data"
+        case invalidQuery = "invalid_query"
+        case tooLarge = "too_large"
+        case tooDeep = "too_deep"
+        case permissionDenied = "permission_denied"
+        case notCommitted = "not_committed"
+        case unavailable = "unavailable"
+        case timeout = "timeout"
+        case unsupported = "unsupported"
+
+        /// The process exit status the contract assigns to this code.
+        public var exitStatus: Int32 {
+            switch self {
+            case .internal, .ioError: return 1
+            case .usage: return 2
+            case .invalidJSON, .invalidPath, .invalidKey, .invalidData, .invalidQuery, .tooLarge, .tooDeep: return 3
+            case .permissionDenied: return 4
+            case .notCommitted: return 5
+            case .unavailable, .timeout: return 6
+            case .unsupported: return 7
+            }
+        }
+    }
+
+    public var code: Code
+    public var message: String
+
+    public init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    public var description: String { "\(code.rawValue): \(message)" }
+}

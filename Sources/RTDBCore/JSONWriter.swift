@@ -1,0 +1,171 @@
+/// Our JSON writer: compact (one line) or indented like `JSON.stringify(v, null, 2)`.
+/// Numbers print as JavaScript prints them, strings with the minimal escapes and raw UTF-8,
+/// object keys in key order, and objects whose keys are array indices render as arrays
+/// (firebase-semantics §1.4).
+public struct JSONWriter {
+    public var pretty: Bool
+    public init(pretty: Bool = false) { self.pretty = pretty }
+
+    public static func string(_ node: Node, pretty: Bool = false) -> String {
+        var out: [UInt8] = []
+        JSONWriter(pretty: pretty).write(node, into: &out)
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    public func write(_ node: Node, into out: inout [UInt8]) {
+        write(node, into: &out, level: 0)
+    }
+
+    func write(_ node: Node, into out: inout [UInt8], level: Int) {
+        switch node {
+        case .null: JSONWriter.append("null", to: &out)
+        case .bool(let v): JSONWriter.append(v ? "true" : "false", to: &out)
+        case .int(let v): JSONWriter.appendInt(v, to: &out)
+        case .double(let v): JSONWriter.append(JSONWriter.format(v), to: &out)
+        case .string(let s): JSONWriter.appendString(s, to: &out)
+        case .object(let list):
+            if let count = JSONWriter.arrayLength(list) {
+                out.append(UInt8(ascii: "["))
+                var next = 0
+                for idx in 0..<count {
+                    if idx > 0 { out.append(UInt8(ascii: ",")) }
+                    newline(&out, level + 1)
+                    if next < list.count, Int(list[next].key) == idx {
+                        write(list[next].node, into: &out, level: level + 1)
+                        next += 1
+                    } else {
+                        JSONWriter.append("null", to: &out)
+                    }
+                }
+                newline(&out, level)
+                out.append(UInt8(ascii: "]"))
+            } else {
+                out.append(UInt8(ascii: "{"))
+                for (n, e) in list.enumerated() {
+                    if n > 0 { out.append(UInt8(ascii: ",")) }
+                    newline(&out, level + 1)
+                    JSONWriter.appendString(e.key, to: &out)
+                    out.append(UInt8(ascii: ":"))
+                    if pretty { out.append(0x20) }
+                    write(e.node, into: &out, level: level + 1)
+                }
+                newline(&out, level)
+                out.append(UInt8(ascii: "}"))
+            }
+        }
+    }
+
+    @inline(__always) func newline(_ out: inout [UInt8], _ level: Int) {
+        guard pretty else { return }
+        out.append(0x0A)
+        for _ in 0..<(level * 2) { out.append(0x20) }
+    }
+
+    /// The length of the array an object renders as, or nil when it renders as an object:
+    /// every key must be an array index (`0` or no leading zero) and the largest index must be
+    /// below twice the number of children.
+    public static func arrayLength(_ list: [Node.Entry]) -> Int? {
+        guard let last = list.last else { return nil }
+        for e in list where !isIndex(e.key) { return nil }
+        // Children are sorted, and index keys are integer keys, so the last is the largest.
+        guard let maxKey = Int(last.key), maxKey < 2 * list.count else { return nil }
+        return maxKey + 1
+    }
+
+    static func isIndex(_ key: String) -> Bool {
+        let u = key.utf8
+        guard let first = u.first, u.count <= 10 else { return false }
+        if first == UInt8(ascii: "0") { return u.count == 1 }
+        for c in u where c < 48 || c > 57 { return false }
+        return KeyOrder.intValue(key) != nil
+    }
+
+    @inline(__always) static func append(_ s: StaticString, to out: inout [UInt8]) {
+        out.append(contentsOf: UnsafeBufferPointer(start: s.utf8Start, count: s.utf8CodeUnitCount))
+    }
+
+    @inline(__always) static func append(_ s: String, to out: inout [UInt8]) {
+        out.append(contentsOf: s.utf8)
+    }
+
+    static func appendInt(_ v: Int64, to out: inout [UInt8]) {
+        if v >= 0 && v < 10 { out.append(UInt8(48 + v)); return }
+        var digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
+                     UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) =
+            (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        var n = 0
+        var m = v.magnitude
+        withUnsafeMutableBytes(of: &digits) { buf in
+            repeat {
+                buf[n] = UInt8(48 + m % 10)
+                m /= 10
+                n += 1
+            } while m > 0
+            if v < 0 { out.append(UInt8(ascii: "-")) }
+            while n > 0 { n -= 1; out.append(buf[n]) }
+        }
+    }
+
+    static let hex: [UInt8] = Array("0123456789abcdef".utf8)
+
+    public static func appendString(_ s: String, to out: inout [UInt8]) {
+        out.append(0x22)
+        for c in s.utf8 {
+            switch c {
+            case 0x22: out.append(0x5C); out.append(0x22)
+            case 0x5C: out.append(0x5C); out.append(0x5C)
+            case 0x0A: out.append(0x5C); out.append(UInt8(ascii: "n"))
+            case 0x0D: out.append(0x5C); out.append(UInt8(ascii: "r"))
+            case 0x09: out.append(0x5C); out.append(UInt8(ascii: "t"))
+            case 0x08: out.append(0x5C); out.append(UInt8(ascii: "b"))
+            case 0x0C: out.append(0x5C); out.append(UInt8(ascii: "f"))
+            case 0..<0x20:
+                out.append(contentsOf: [0x5C, UInt8(ascii: "u"), 48, 48, hex[Int(c >> 4)], hex[Int(c & 15)]])
+            default: out.append(c)
+            }
+        }
+        out.append(0x22)
+    }
+
+    /// A double as JavaScript's `Number.prototype.toString` prints it: the shortest digits that
+    /// round-trip, fixed notation for decimal exponents in [-6, 21), exponential otherwise.
+    public static func format(_ d: Double) -> String {
+        if d == 0 { return "0" }
+        if d.isNaN || d.isInfinite { return "null" }
+        // Swift's description gives the shortest round-trip digits; re-layout them.
+        var text = d.magnitude.description
+        var exp10 = 0
+        if let e = text.firstIndex(where: { $0 == "e" || $0 == "E" }) {
+            exp10 = Int(text[text.index(after: e)...]) ?? 0
+            text = String(text[..<e])
+        }
+        var digits = ""
+        var pointPos = 0
+        var seenPoint = false
+        for ch in text {
+            if ch == "." { seenPoint = true; continue }
+            digits.append(ch)
+            if !seenPoint { pointPos += 1 }
+        }
+        // Strip leading zeros (moving the point) and trailing zeros.
+        while digits.count > 1, digits.first == "0" { digits.removeFirst(); pointPos -= 1 }
+        while digits.count > 1, digits.last == "0" { digits.removeLast() }
+        let k = digits.count
+        let n = pointPos + exp10   // value = 0.digits × 10^n
+        var out = d < 0 ? "-" : ""
+        if k <= n && n <= 21 {
+            out += digits + String(repeating: "0", count: n - k)
+        } else if 0 < n && n <= 21 {
+            let idx = digits.index(digits.startIndex, offsetBy: n)
+            out += digits[..<idx] + "." + digits[idx...]
+        } else if -6 < n && n <= 0 {
+            out += "0." + String(repeating: "0", count: -n) + digits
+        } else {
+            let e = n - 1
+            let first = digits.prefix(1)
+            let rest = digits.dropFirst()
+            out += first + (rest.isEmpty ? "" : "." + rest) + "e" + (e < 0 ? "-" : "+") + String(e.magnitude)
+        }
+        return out
+    }
+}

@@ -1,0 +1,89 @@
+/// The data limits (cli.md §9, firebase-semantics §1.1–1.2), the same on every target.
+public enum Limits {
+    public static let maxKeyBytes = 768
+    public static let maxDepth = 32
+    public static let maxStringBytes = 10 * 1024 * 1024
+    public static let maxWriteBytes = 256 * 1024 * 1024
+
+    /// Why `key` is not a valid key, or nil when it is valid.
+    public static func keyProblem(_ key: String) -> String? {
+        let bytes = key.utf8
+        if bytes.isEmpty { return "empty key" }
+        if bytes.count > maxKeyBytes { return "key longer than \(maxKeyBytes) bytes (\(bytes.count))" }
+        for b in bytes {
+            switch b {
+            case UInt8(ascii: "."), UInt8(ascii: "$"), UInt8(ascii: "#"),
+                 UInt8(ascii: "["), UInt8(ascii: "]"), UInt8(ascii: "/"):
+                return "key \(quote(key)) contains the forbidden character \(quote(String(UnicodeScalar(b))))"
+            case 0x00...0x1F, 0x7F:
+                return "key \(quote(key)) contains the control character U+\(hex4(b))"
+            default: continue
+            }
+        }
+        return nil
+    }
+
+    static func hex4(_ b: UInt8) -> String {
+        let h = String(b, radix: 16, uppercase: true)
+        return String(repeating: "0", count: 4 - h.count) + h
+    }
+
+    /// A short, printable rendering of user text for error messages.
+    public static func quote(_ s: String) -> String {
+        var out = "\""
+        var n = 0
+        for scalar in s.unicodeScalars {
+            n += 1
+            if n > 80 { out += "…"; break }
+            switch scalar.value {
+            case 0x22: out += "\\\""
+            case 0x5C: out += "\\\\"
+            case 0..<0x20, 0x7F: out += "\\u" + hex4(UInt8(scalar.value))
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out + "\""
+    }
+
+    /// Checks a value about to be written at `path`: every data key valid, no path deeper than
+    /// 32 levels, no string longer than 10 MiB, no unknown `.`-key, `.sv` only as a lone
+    /// server-value placeholder. Placeholders are validated by `ServerValues`.
+    public static func validate(_ node: Node, at path: Path) throws {
+        try validate(node, depth: path.count, path: path.keys)
+    }
+
+    private static func validate(_ node: Node, depth: Int, path: [String]) throws {
+        switch node {
+        case .string(let s):
+            if s.utf8.count > maxStringBytes {
+                throw RTDBError(.tooLarge, "string at \(show(path)) is \(s.utf8.count) bytes; the limit is \(maxStringBytes)")
+            }
+        case .double(let d):
+            if !d.isFinite { throw RTDBError(.invalidData, "number at \(show(path)) is not finite") }
+        case .object(let list):
+            if ServerValues.isPlaceholder(node) {
+                try ServerValues.validatePlaceholder(node, at: path)
+                if depth > maxDepth { throw tooDeep(path) }
+                return
+            }
+            if depth + 1 > maxDepth { throw tooDeep(path + [list[0].key]) }
+            if list.count > 1, list.contains(where: { $0.key == ".sv" }) {
+                throw RTDBError(.invalidData, "server value at \(show(path)) has other keys beside \".sv\"")
+            }
+            for e in list {
+                if let problem = keyProblem(e.key) {
+                    throw RTDBError(.invalidKey, "invalid key at \(show(path)): \(problem)")
+                }
+                try validate(e.node, depth: depth + 1, path: path + [e.key])
+            }
+        default:
+            break
+        }
+    }
+
+    static func tooDeep(_ path: [String]) -> RTDBError {
+        RTDBError(.tooDeep, "data at \(show(path)) is more than \(maxDepth) levels deep")
+    }
+
+    static func show(_ keys: [String]) -> String { "/" + keys.joined(separator: "/") }
+}

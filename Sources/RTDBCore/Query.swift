@@ -1,0 +1,152 @@
+/// A query over the children of a location (firebase-semantics §3): one order, an optional
+/// lower and upper bound (each a value with an optional key, inclusive or exclusive), and an
+/// optional limit window. `window(of:)` applies them in Firebase's order: range, sort, limit.
+public struct Query: Sendable {
+    public enum Order: Sendable {
+        case key
+        case value
+        case child(Path)
+    }
+
+    public struct Bound: Sendable {
+        public var value: Node
+        public var key: String?
+        public var exclusive: Bool
+        public init(_ value: Node, key: String? = nil, exclusive: Bool = false) {
+            self.value = value
+            self.key = key
+            self.exclusive = exclusive
+        }
+    }
+
+    public enum Limit: Sendable, Equatable {
+        case first(Int)
+        case last(Int)
+    }
+
+    public var order: Order
+    public var start: Bound?
+    public var end: Bound?
+    public var limit: Limit?
+
+    public init(order: Order = .key, start: Bound? = nil, end: Bound? = nil, limit: Limit? = nil) {
+        self.order = order
+        self.start = start
+        self.end = end
+        self.limit = limit
+    }
+
+    /// True for the plain key-ordered view of all children.
+    public var isUnfiltered: Bool {
+        if case .key = order, start == nil, end == nil, limit == nil { return true }
+        return false
+    }
+
+    /// Checks bound types (cli.md §5, firebase-semantics §3.3): key-order bounds are keys,
+    /// value and child bounds are primitives.
+    public func validate() throws {
+        for b in [start, end].compactMap({ $0 }) {
+            switch order {
+            case .key:
+                guard case .string(let s) = b.value else {
+                    throw RTDBError(.invalidQuery, "bounds of a key-ordered query must be keys")
+                }
+                if b.key != nil { throw RTDBError(.invalidQuery, "a key-ordered query takes no bound key") }
+                _ = s
+            case .value, .child:
+                if b.value.isObject { throw RTDBError(.invalidQuery, "query bounds must be primitive values") }
+            }
+        }
+        if case .child(let p) = order, p.isRoot {
+            throw RTDBError(.invalidQuery, "--order-by-child needs a child path")
+        }
+        switch limit {
+        case .first(let n)?, .last(let n)?:
+            if n < 0 { throw RTDBError(.invalidQuery, "a limit must not be negative") }
+        case nil: break
+        }
+    }
+
+    /// The value a child sorts by under this order (`.null` for key order).
+    @inline(__always)
+    public func indexValue(_ node: Node) -> Node {
+        switch order {
+        case .key: return .null
+        case .value: return node
+        case .child(let p): return node.child(at: p)
+        }
+    }
+
+    /// Index order of two children: their index values, then their keys.
+    public func compare(_ ka: String, _ a: Node, _ kb: String, _ b: Node) -> Int {
+        if case .key = order { return KeyOrder.compare(ka, kb) }
+        let c = ValueOrder.compare(indexValue(a), indexValue(b))
+        return c != 0 ? c : KeyOrder.compare(ka, kb)
+    }
+
+    /// True when a child moved in this index, i.e. its sort value changed (§4.1).
+    public func sortValueChanged(old: Node, new: Node) -> Bool {
+        if case .key = order { return false }
+        return ValueOrder.compare(indexValue(old), indexValue(new)) != 0
+    }
+
+    /// Compares a child with a bound post; the bound's missing key stands for the smallest or
+    /// the largest key as Firebase's startAt/startAfter/endAt/endBefore define it.
+    func compare(_ key: String, sortValue: Node, to bound: Bound, missingKeyIsMax: Bool) -> Int {
+        if case .key = order {
+            guard case .string(let s) = bound.value else { return 0 }
+            return KeyOrder.compare(key, s)
+        }
+        let c = ValueOrder.compare(sortValue, bound.value)
+        if c != 0 { return c }
+        if let bk = bound.key { return KeyOrder.compare(key, bk) }
+        return missingKeyIsMax ? -1 : 1
+    }
+
+    /// True when the child lies inside the range (before any limit).
+    public func inRange(_ key: String, _ node: Node) -> Bool {
+        inRange(key, sortValue: indexValue(node))
+    }
+
+    /// `inRange` for a child whose sort value (`indexValue`) is already known.
+    public func inRange(_ key: String, sortValue: Node) -> Bool {
+        if let s = start {
+            let c = compare(key, sortValue: sortValue, to: s, missingKeyIsMax: s.exclusive)
+            if s.exclusive ? c <= 0 : c < 0 { return false }
+        }
+        if let e = end {
+            let c = compare(key, sortValue: sortValue, to: e, missingKeyIsMax: !e.exclusive)
+            if e.exclusive ? c >= 0 : c > 0 { return false }
+        }
+        return true
+    }
+
+    /// The children of `node` this query shows, in query order.
+    public func window(of node: Node) -> [Node.Entry] {
+        guard case .object(let all) = node else { return [] }
+        if isUnfiltered { return all }
+        var list = (start == nil && end == nil) ? all : all.filter { inRange($0.key, $0.node) }
+        if case .key = order {
+            // Children are stored in key order already.
+        } else {
+            let keyed = list.map { (SortableKey($0.key), indexValue($0.node), $0) }
+            list = keyed.sorted { a, b in
+                let c = ValueOrder.compare(a.1, b.1)
+                return c != 0 ? c < 0 : SortableKey.compare(a.0, b.0) < 0
+            }.map { $0.2 }
+        }
+        switch limit {
+        case .first(let n)?: if list.count > n { list.removeSubrange(n...) }
+        case .last(let n)?: if list.count > n { list.removeSubrange(..<(list.count - n)) }
+        case nil: break
+        }
+        return list
+    }
+
+    /// The window as a value (an object in key order), as a `value` event carries it.
+    public func windowValue(of node: Node) -> Node {
+        guard node.isObject else { return isUnfiltered ? node : .null }
+        if isUnfiltered { return node }
+        return Node.object(normalizing: window(of: node))
+    }
+}

@@ -1,0 +1,24 @@
+/// Value ordering for `orderByValue` and `orderByChild` (firebase-semantics §3.2):
+/// null < false < true < numbers (numeric) < strings (UTF-16 code units) < objects (all equal);
+/// ties are broken by key order by the caller.
+public enum ValueOrder {
+    public static func rank(_ v: Node) -> Int {
+        switch v {
+        case .null: return 0
+        case .bool(let b): return b ? 2 : 1
+        case .int, .double: return 3
+        case .string: return 4
+        case .object: return 5
+        }
+    }
+
+    public static func compare(_ a: Node, _ b: Node) -> Int {
+        let ra = rank(a), rb = rank(b)
+        if ra != rb { return ra < rb ? -1 : 1 }
+        switch (a, b) {
+        case (.int, _), (.double, _): return NumberOrder.compare(a, b)
+        case let (.string(x), .string(y)): return KeyOrder.compareUTF16(x, y)
+        default: return 0
+        }
+    }
+}

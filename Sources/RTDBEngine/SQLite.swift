@@ -1,0 +1,220 @@
+import CSQLite
+import RTDBCore
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// `SQLITE_TRANSIENT` is a macro Swift does not import: SQLite copies the bound bytes.
+let sqliteTransient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+
+private let emptyText: StaticString = ""
+
+/// The bytes of a buffer as SQLite text input (never a null pointer, which SQLite reads as NULL).
+@inline(__always)
+func textPointer(_ buf: UnsafeBufferPointer<UInt8>) -> UnsafePointer<CChar> {
+    UnsafeRawPointer(buf.baseAddress ?? emptyText.utf8Start).assumingMemoryBound(to: CChar.self)
+}
+
+/// A failed SQLite call, with the facts needed to explain it. Raw result codes stop here:
+/// `rtdbError` turns them into the contract's codes.
+struct SQLiteError: Error, CustomStringConvertible {
+    var code: Int32
+    var systemErrno: Int32
+    var message: String
+    var sql: String?
+
+    var description: String { "SQLite error \(code): \(message)" + (sql.map { " in \($0)" } ?? "") }
+
+    func rtdbError(file: String) -> RTDBError {
+        switch code & 0xFF {
+        case SQLITE_BUSY, SQLITE_LOCKED:
+            return RTDBError(.timeout, "database \(file) is locked by another process (gave up waiting)")
+        case SQLITE_CANTOPEN:
+            if systemErrno == EACCES || systemErrno == EPERM {
+                return RTDBError(.permissionDenied, "cannot open database \(file): permission denied")
+            }
+            return RTDBError(.unavailable, "cannot open database \(file)" + (systemErrno != 0 ? ": \(String(cString: strerror(systemErrno)))" : ""))
+        case SQLITE_READONLY, SQLITE_PERM, SQLITE_AUTH:
+            return RTDBError(.permissionDenied, "database \(file) is read-only")
+        case SQLITE_FULL:
+            return RTDBError(.ioError, "disk full while writing \(file); nothing was written")
+        case SQLITE_NOTADB:
+            return RTDBError(.ioError, "\(file) is not a database file")
+        case SQLITE_CORRUPT:
+            return RTDBError(.ioError, "database \(file) is corrupt")
+        case SQLITE_IOERR:
+            return RTDBError(.ioError, "I/O error on \(file): \(message)")
+        case SQLITE_NOMEM:
+            return RTDBError(.internal, "out of memory")
+        default:
+            return RTDBError(.internal, "database error on \(file): \(message)")
+        }
+    }
+}
+
+/// Deadline for the busy handler, owned by the connection.
+final class BusyState {
+    var deadlineNanos: UInt64 = 0
+    var timeoutNanos: UInt64
+    var waiting = false
+    init(timeoutNanos: UInt64) { self.timeoutNanos = timeoutNanos }
+}
+
+func monotonicNanos() -> UInt64 {
+    var ts = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
+}
+
+/// Retries a locked database with short randomised sleeps until the deadline, so contending
+/// processes take turns quickly instead of backing off for tens of milliseconds.
+private let busyHandler: @convention(c) (UnsafeMutableRawPointer?, Int32) -> Int32 = { ctx, attempt in
+    guard let ctx else { return 0 }
+    let state = Unmanaged<BusyState>.fromOpaque(ctx).takeUnretainedValue()
+    let now = monotonicNanos()
+    if attempt == 0 { state.deadlineNanos = now + state.timeoutNanos }
+    if now >= state.deadlineNanos { return 0 }
+    let micros = UInt32(attempt < 10 ? 100 + Int.random(in: 0..<400) : 500 + Int.random(in: 0..<2000))
+    usleep(micros)
+    return 1
+}
+
+/// One SQLite connection; closed by its owner's deinit.
+final class Connection {
+    let handle: OpaquePointer
+    let file: String
+    private let busy: BusyState
+    private var statements: [String: Statement] = [:]
+
+    init(file: String, create: Bool, timeoutSeconds: Double) throws {
+        var db: OpaquePointer?
+        let flags = SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0) | SQLITE_OPEN_NOMUTEX
+        let rc = sqlite3_open_v2(file, &db, flags, nil)
+        guard rc == SQLITE_OK, let db else {
+            let err = SQLiteError(code: rc, systemErrno: db.map { sqlite3_system_errno($0) } ?? errno,
+                                  message: db.map { String(cString: sqlite3_errmsg($0)) } ?? "cannot open", sql: nil)
+            if let db { sqlite3_close_v2(db) }
+            throw err.rtdbError(file: file)
+        }
+        handle = db
+        self.file = file
+        busy = BusyState(timeoutNanos: UInt64(max(0, timeoutSeconds) * 1e9))
+        sqlite3_extended_result_codes(db, 1)
+        sqlite3_busy_handler(db, busyHandler, Unmanaged.passUnretained(busy).toOpaque())
+    }
+
+    deinit {
+        statements.removeAll()
+        sqlite3_close_v2(handle)
+    }
+
+    func error(_ rc: Int32, sql: String? = nil) -> RTDBError {
+        SQLiteError(code: rc, systemErrno: sqlite3_system_errno(handle),
+                    message: String(cString: sqlite3_errmsg(handle)), sql: sql).rtdbError(file: file)
+    }
+
+    /// Runs statements that return no rows of interest.
+    func exec(_ sql: String) throws {
+        let rc = sqlite3_exec(handle, sql, nil, nil, nil)
+        if rc != SQLITE_OK { throw error(rc, sql: sql) }
+    }
+
+    /// A cached prepared statement, reset and with bindings cleared.
+    func statement(_ sql: String) throws -> Statement {
+        if let s = statements[sql] {
+            s.reset()
+            return s
+        }
+        var stmt: OpaquePointer?
+        let rc = sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &stmt, nil)
+        guard rc == SQLITE_OK, let stmt else { throw error(rc, sql: sql) }
+        let s = Statement(stmt, connection: self)
+        statements[sql] = s
+        return s
+    }
+
+    /// A single integer from a one-row query (e.g. a pragma).
+    func integer(_ sql: String) throws -> Int64? {
+        let s = try statement(sql)
+        defer { s.reset() }
+        return try s.step() ? s.int(0) : nil
+    }
+
+    func text(_ sql: String) throws -> String? {
+        let s = try statement(sql)
+        defer { s.reset() }
+        return try s.step() ? s.string(0) : nil
+    }
+
+    var changes: Int { Int(sqlite3_changes(handle)) }
+}
+
+/// A prepared statement, finalized by deinit.
+final class Statement {
+    let handle: OpaquePointer
+    unowned let connection: Connection
+
+    init(_ handle: OpaquePointer, connection: Connection) {
+        self.handle = handle
+        self.connection = connection
+    }
+
+    deinit { sqlite3_finalize(handle) }
+
+    func reset() {
+        sqlite3_reset(handle)
+        sqlite3_clear_bindings(handle)
+    }
+
+    /// Steps once: true when a row is available, false when done.
+    @inline(__always)
+    func step() throws -> Bool {
+        let rc = sqlite3_step(handle)
+        if rc == SQLITE_ROW { return true }
+        if rc == SQLITE_DONE { return false }
+        let err = connection.error(rc, sql: sqlite3_sql(handle).map { String(cString: $0) })
+        sqlite3_reset(handle)
+        throw err
+    }
+
+    /// Runs to completion.
+    func run() throws {
+        while try step() {}
+        sqlite3_reset(handle)
+    }
+
+    func bind(_ i: Int32, text: String) {
+        var t = text
+        t.withUTF8 { buf in
+            _ = sqlite3_bind_text(handle, i, textPointer(buf),
+                                  Int32(buf.count), sqliteTransient)
+        }
+    }
+
+    func bind(_ i: Int32, bytes: UnsafeBufferPointer<UInt8>) {
+        _ = sqlite3_bind_text(handle, i, textPointer(bytes),
+                              Int32(bytes.count), sqliteTransient)
+    }
+
+    func bind(_ i: Int32, int: Int64) { sqlite3_bind_int64(handle, i, int) }
+
+    func int(_ col: Int32) -> Int64 { sqlite3_column_int64(handle, col) }
+
+    func string(_ col: Int32) -> String {
+        let n = Int(sqlite3_column_bytes(handle, col))
+        guard let p = sqlite3_column_text(handle, col) else { return "" }
+        return String(decoding: UnsafeBufferPointer(start: p, count: n), as: UTF8.self)
+    }
+
+    /// The raw bytes of a text column, valid until the next step or reset.
+    @inline(__always)
+    func bytes(_ col: Int32) -> UnsafeBufferPointer<UInt8> {
+        let p = sqlite3_column_text(handle, col)
+        let n = Int(sqlite3_column_bytes(handle, col))
+        return UnsafeBufferPointer(start: p, count: p == nil ? 0 : n)
+    }
+
+    func isNull(_ col: Int32) -> Bool { sqlite3_column_type(handle, col) == SQLITE_NULL }
+}

@@ -1,0 +1,67 @@
+import RTDBCore
+
+/// Rebuilds a `Node` from leaf rows that arrive in storage order (byte order of their
+/// `/`-joined paths). Each subtree's rows are contiguous in that order, so a stack of open
+/// objects suffices; siblings are put into key order when their parent closes.
+struct TreeBuilder {
+    private struct Frame {
+        var key: String
+        var entries: [Node.Entry] = []
+    }
+
+    private var stack: [Frame] = [Frame(key: "")]
+    /// Byte ranges of the open frames' keys within `previous`.
+    private var previous: [UInt8] = []
+    private var openRanges: [Range<Int>] = []
+    private(set) var rows = 0
+
+    /// Adds the leaf at `rel` (path bytes relative to the subtree root, without a leading `/`).
+    mutating func add(rel: UnsafeBufferPointer<UInt8>, value: Node) {
+        rows += 1
+        // Split into segments.
+        var segs: [Range<Int>] = []
+        var s = 0
+        for i in 0..<rel.count where rel[i] == UInt8(ascii: "/") {
+            segs.append(s..<i)
+            s = i + 1
+        }
+        segs.append(s..<rel.count)
+        // How many open frames (beyond the root) still match this row's leading segments?
+        var common = 0
+        let limit = min(openRanges.count, segs.count - 1)
+        while common < limit {
+            let a = openRanges[common], b = segs[common]
+            if a.count != b.count { break }
+            var equal = true
+            for k in 0..<a.count where previous[a.lowerBound + k] != rel[b.lowerBound + k] { equal = false; break }
+            if !equal { break }
+            common += 1
+        }
+        while openRanges.count > common { closeTop() }
+        if common < segs.count - 1 {
+            for j in common..<(segs.count - 1) {
+                stack.append(Frame(key: string(rel, segs[j])))
+            }
+        }
+        stack[stack.count - 1].entries.append(Node.Entry(string(rel, segs[segs.count - 1]), value))
+        previous = Array(rel)
+        openRanges = Array(segs.dropLast())
+    }
+
+    private func string(_ rel: UnsafeBufferPointer<UInt8>, _ r: Range<Int>) -> String {
+        String(decoding: UnsafeBufferPointer(rebasing: rel[r]), as: UTF8.self)
+    }
+
+    private mutating func closeTop() {
+        let frame = stack.removeLast()
+        openRanges.removeLast()
+        let node = Node.object(normalizing: frame.entries)
+        stack[stack.count - 1].entries.append(Node.Entry(frame.key, node))
+    }
+
+    /// The finished tree (`.null` when no rows were added).
+    mutating func finish() -> Node {
+        while openRanges.count > 0 { closeTop() }
+        return Node.object(normalizing: stack[0].entries)
+    }
+}
