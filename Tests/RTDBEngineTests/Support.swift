@@ -1,0 +1,28 @@
+import Foundation
+import RTDBCore
+@testable import RTDBEngine
+
+/// A fresh database file in its own temporary folder, removed when the value goes away.
+final class TempDatabase {
+    let dir: String
+    let file: String
+    let db: EmbeddedDatabase
+
+    init(clock: @escaping @Sendable () -> Int64 = { 1_700_000_000_000 }) {
+        dir = NSTemporaryDirectory() + "rtdb-engine-" + UUID().uuidString
+        file = dir + "/sub/test.db"
+        db = EmbeddedDatabase(file: file, timeoutSeconds: 5, clock: clock)
+    }
+
+    deinit { try? FileManager.default.removeItem(atPath: dir) }
+
+    func another() -> EmbeddedDatabase { EmbeddedDatabase(file: file, timeoutSeconds: 5) }
+}
+
+func json(_ text: String) -> Node {
+    (try? JSONReader.parse(text)) ?? .string("<<invalid test JSON>>")
+}
+
+func text(_ node: Node) -> String { JSONWriter.string(node) }
+
+func path(_ s: String) -> Path { (try? Path(s)) ?? Path(validatedKeys: ["<<invalid test path>>"]) }
