@@ -128,24 +128,60 @@ public struct Query: Sendable {
         var list = (start == nil && end == nil) ? all : all.filter { inRange($0.key, $0.node) }
         if case .key = order {
             // Children are stored in key order already.
-        } else {
-            let keyed = list.map { (SortableKey($0.key), indexValue($0.node), $0) }
-            list = keyed.sorted { a, b in
-                let c = ValueOrder.compare(a.1, b.1)
-                return c != 0 ? c < 0 : SortableKey.compare(a.0, b.0) < 0
-            }.map { $0.2 }
+            return Query.applyLimit(limit, to: list)
         }
+        let keyed = list.map { (key: SortableKey($0.key), value: indexValue($0.node), entry: $0) }
+        return Query.ordered(keyed, limit: limit) { a, b in
+            let c = ValueOrder.compare(a.value, b.value)
+            return c != 0 ? c < 0 : SortableKey.compare(a.key, b.key) < 0
+        }.map(\.entry)
+    }
+
+    static func applyLimit<T>(_ limit: Limit?, to list: [T]) -> [T] {
         switch limit {
-        case .first(let n)?: if list.count > n { list.removeSubrange(n...) }
-        case .last(let n)?: if list.count > n { list.removeSubrange(..<(list.count - n)) }
-        case nil: break
+        case .first(let n)?: return list.count > n ? Array(list[..<max(0, n)]) : list
+        case .last(let n)?: return list.count > n ? Array(list[(list.count - max(0, n))...]) : list
+        case nil: return list
         }
-        return list
+    }
+
+    /// The items in increasing order, cut to the limit window. A small window over many items
+    /// is selected in one pass (keeping only the best `n`) instead of sorting everything.
+    public static func ordered<T>(_ items: [T], limit: Limit?, by less: (T, T) -> Bool) -> [T] {
+        let n: Int
+        let fromEnd: Bool
+        switch limit {
+        case .first(let k)?: n = k; fromEnd = false
+        case .last(let k)?: n = k; fromEnd = true
+        case nil: return items.sorted(by: less)
+        }
+        if n <= 0 { return [] }
+        if n > 64 || n * 8 > items.count { return applyLimit(limit, to: items.sorted(by: less)) }
+        var best: [T] = []
+        best.reserveCapacity(n + 1)
+        for item in items {
+            if best.count == n {
+                // Skip items outside the current window without touching it.
+                if fromEnd ? !less(best[0], item) : !less(item, best[n - 1]) { continue }
+            }
+            var lo = 0, hi = best.count
+            while lo < hi {
+                let mid = (lo + hi) >> 1
+                if less(best[mid], item) { lo = mid + 1 } else { hi = mid }
+            }
+            best.insert(item, at: lo)
+            if best.count > n {
+                if fromEnd { best.removeFirst() } else { best.removeLast() }
+            }
+        }
+        return best
+
     }
 
     /// The window as a value (an object in key order), as a `value` event carries it.
     public func windowValue(of node: Node) -> Node {
-        guard node.isObject else { return isUnfiltered ? node : .null }
+        // Without bounds or a limit a primitive shows as itself, whatever the order.
+        guard node.isObject else { return start == nil && end == nil && limit == nil ? node : .null }
         if isUnfiltered { return node }
         return Node.object(normalizing: window(of: node))
     }

@@ -438,18 +438,13 @@ public final class EmbeddedDatabase: Database {
             }
         }
         // Choose the window on sort values alone, then read only the chosen children.
-        var scored: [(SortableKey, Node, String)] = entries.map { (SortableKey($0.key), $0.node, $0.key) }
-        scored = scored.filter { query.inRange($0.2, sortValue: $0.1) }
-        scored.sort { a, b in
-            let c = ValueOrder.compare(a.1, b.1)
-            return c != 0 ? c < 0 : SortableKey.compare(a.0, b.0) < 0
+        let scored = entries.filter { query.inRange($0.key, sortValue: $0.node) }
+            .map { (key: SortableKey($0.key), value: $0.node) }
+        let chosen = Query.ordered(scored, limit: query.limit) { a, b in
+            let c = ValueOrder.compare(a.value, b.value)
+            return c != 0 ? c < 0 : SortableKey.compare(a.key, b.key) < 0
         }
-        switch query.limit {
-        case .first(let n)?: if scored.count > n { scored.removeSubrange(n...) }
-        case .last(let n)?: if scored.count > n { scored.removeSubrange(..<(scored.count - n)) }
-        case nil: break
-        }
-        return try scored.map { Node.Entry($0.2, try read(c, path.appending($0.2))) }
+        return try chosen.map { Node.Entry($0.key.key, try read(c, path.appending($0.key.key))) }
     }
 
     public func set(_ path: Path, _ value: Node) throws -> Node {
