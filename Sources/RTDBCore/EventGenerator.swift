@@ -297,13 +297,19 @@ public enum EventGenerator {
         changed.sort { before($0.entry, $1.entry) }
         let moved = changed.filter { q.sortValueChanged(old: $0.old, new: $0.entry.node) }.map { $0.entry }
         // Prev key of each target: the greatest in-range new child that sorts before it.
-        let targets = added + changed.map { $0.entry }
-        var prevs = [Node.Entry?](repeating: nil, count: targets.count)
+        typealias Post = (key: String, sort: Node)
+        func less(_ x: Post, _ y: Post) -> Bool {
+            let c = ValueOrder.compare(x.sort, y.sort)
+            return c != 0 ? c < 0 : KeyOrder.compare(x.key, y.key) < 0
+        }
+        let targets: [Post] = (added + changed.map { $0.entry }).map { ($0.key, q.indexValue($0.node)) }
+        var prevs = [Post?](repeating: nil, count: targets.count)
         if needPrev && !targets.isEmpty {
             for e in nc where q.inRange(e.key, e.node) {
-                for (t, target) in targets.enumerated() where before(e, target) {
-                    if let p = prevs[t], !before(p, e) { continue }
-                    prevs[t] = e
+                let post: Post = (e.key, q.indexValue(e.node))
+                for t in targets.indices where less(post, targets[t]) {
+                    if let p = prevs[t], !less(p, post) { continue }
+                    prevs[t] = post
                 }
             }
         }
