@@ -24,7 +24,10 @@ public protocol Database: AnyObject {
     func increment(_ path: Path, by delta: Node) throws -> Node
     /// Calls `onChange` with the value at `path` now, then again after every commit that may
     /// have changed it (with the changed child keys when known), until it returns false.
-    func observe(_ path: Path, onChange: (_ value: Node, _ changedKeys: [String]?) throws -> Bool) throws
+    /// `idle` is called regularly while nothing happens (at least every 100 ms); returning
+    /// false ends the observation too.
+    func observe(_ path: Path, idle: () throws -> Bool,
+                 onChange: (_ value: Node, _ changedKeys: [String]?) throws -> Bool) throws
 }
 
 public enum CompareAndSetResult: Sendable {

@@ -517,8 +517,9 @@ public final class EmbeddedDatabase: Database {
         }
     }
 
-    public func observe(_ path: Path, onChange: (Node, [String]?) throws -> Bool) throws {
-        try Observer(database: self, path: path).run(onChange)
+    public func observe(_ path: Path, idle: () throws -> Bool,
+                        onChange: (Node, [String]?) throws -> Bool) throws {
+        try Observer(database: self, path: path).run(idle: idle, onChange)
     }
 
     // MARK: observation support
@@ -542,7 +543,8 @@ public final class EmbeddedDatabase: Database {
         var first = true
         while try s.step() {
             let n = s.int(0)
-            if first && seq > 0 && n != seq + 1 { whole = true }   // entries were trimmed
+            // Entries were trimmed since `seq`, or the watcher started before there was a log.
+            if first && (seq == 0 || n != seq + 1) { whole = true }
             first = false
             last = n
             if whole { continue }

@@ -13,7 +13,7 @@ struct Observer {
     let database: EmbeddedDatabase
     let path: Path
 
-    func run(_ onChange: (Node, [String]?) throws -> Bool) throws {
+    func run(idle: () throws -> Bool, _ onChange: (Node, [String]?) throws -> Bool) throws {
         var value: Node = .null
         var seq: Int64 = 0
         var version: Int64? = nil
@@ -23,8 +23,14 @@ struct Observer {
             version = try database.dataVersion()
         }
         if try !onChange(value, nil) { return }
+        var lastIdle = monotonicNanos()
         while true {
             usleep(database.pollMicros)
+            let now = monotonicNanos()
+            if now - lastIdle >= 50_000_000 {
+                lastIdle = now
+                if try !idle() { return }
+            }
             guard let v = try database.dataVersion() else { continue }   // no file yet
             if v == version { continue }
             version = v

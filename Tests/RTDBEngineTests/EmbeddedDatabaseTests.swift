@@ -201,7 +201,7 @@ import RTDBCore
         _ = try t.db.set(path("/w"), json(#"{"a":1}"#))
         let writer = t.another()
         var seen: [(String, [String]?)] = []
-        try t.db.observe(path("/w")) { value, keys in
+        try t.db.observe(path("/w"), idle: { true }) { value, keys in
             seen.append((text(value), keys))
             switch seen.count {
             case 1: _ = try writer.set(path("/w/b"), .int(2))

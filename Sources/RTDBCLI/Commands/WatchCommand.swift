@@ -48,7 +48,7 @@ enum WatchCommand {
         installExitOnSignal()
         let out = inv.output(streaming: true)
         var previous: Node? = nil
-        try db.observe(path) { value, keys in
+        try db.observe(path, idle: stdoutIsOpen) { value, keys in
             let events: [Event]
             if let old = previous {
                 events = EventGenerator.changes(query: query, old: old, new: value, childEvents: childEvents, changedKeys: keys)
@@ -83,6 +83,14 @@ enum WatchCommand {
         }
         fields.append(("value", .node(e.value)))
         return fields
+    }
+
+    /// False once the reader of stdout has gone (`rtdb watch … | head -1`), so a quiet
+    /// stream ends too instead of waiting for its next event.
+    static func stdoutIsOpen() -> Bool {
+        var p = pollfd(fd: 1, events: 0, revents: 0)
+        guard poll(&p, 1, 0) > 0 else { return true }
+        return p.revents & Int16(POLLERR | POLLHUP | POLLNVAL) == 0
     }
 
     /// SIGINT and SIGTERM end a stream normally: every printed line is already flushed.
