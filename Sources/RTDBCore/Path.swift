@@ -23,7 +23,7 @@ public struct Path: Sendable, CustomStringConvertible {
             keys.append(key)
         }
         if keys.count > Limits.maxDepth {
-            throw RTDBError(.invalidPath, "invalid path \(Limits.quote(text)): deeper than \(Limits.maxDepth) levels")
+            throw RTDBError(.tooDeep, "path \(Limits.quote(text)) is more than \(Limits.maxDepth) levels deep")
         }
         self.keys = keys
     }
