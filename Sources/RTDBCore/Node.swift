@@ -33,8 +33,10 @@ public enum Node: Sendable {
     /// Builds an object from entries in any order: drops null children, keeps the last of
     /// byte-identical duplicate keys, sorts by key order; `.null` when nothing is left.
     public static func object(normalizing entries: [Entry]) -> Node {
-        var list = entries.filter { !$0.node.isNull }
+        var list = entries
         if list.isEmpty { return .null }
+        // Duplicates are resolved before nulls are dropped, so a later null removes an
+        // earlier value (`{"a":1,"a":null}` is no data, as `JSON.parse` keeps the last).
         if !isStrictlySorted(list) {
             // Stable sort by key, then keep the last of each run of equal keys.
             let sk = list.map { SortableKey($0.key) }
@@ -51,7 +53,8 @@ public enum Node: Sendable {
             }
             list = out
         }
-        return .object(list)
+        if list.contains(where: { $0.node.isNull }) { list.removeAll { $0.node.isNull } }
+        return list.isEmpty ? .null : .object(list)
     }
 
     static func isStrictlySorted(_ list: [Entry]) -> Bool {
