@@ -77,7 +77,8 @@ public final class EmbeddedDatabase: Database {
             if try c.text("PRAGMA journal_mode") != "wal" {
                 _ = try c.text("PRAGMA journal_mode=WAL")
             }
-            try c.exec("PRAGMA synchronous=FULL")
+            // A larger page cache keeps big writes from spilling pages before the commit.
+            try c.exec("PRAGMA synchronous=FULL; PRAGMA cache_size=-65536")
             if try c.integer("PRAGMA user_version") != EmbeddedDatabase.schemaVersion {
                 try c.exec("BEGIN IMMEDIATE")
                 do {

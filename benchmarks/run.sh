@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# rtdb performance benchmarks.
+#
+#   benchmarks/run.sh [path/to/rtdb]
+#
+# Without an argument, builds a release binary into .build-bench (its own scratch dir) and uses it.
+# Every data set is generated (with fixed seeds) in a fresh temp dir that is removed on exit.
+# Prints a table: each figure with its goal and PASS/FAIL. Exit status: 0 all goals pass,
+# 1 some goal fails, 2 harness error (a command failed or timed out).
+#
+# Environment:
+#   BENCH_MARKDOWN=FILE   also write the machine description and the table as Markdown to FILE
+#   BENCH_ONLY=abcdef     run only these goals (default: all)
+#   TMPDIR                where the temp dir goes (default /tmp); it needs ~1 GB free
+#
+# Needs python3, jq and sqlite3 on PATH. Takes about 3-4 minutes on a 2-core machine.
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+root="$(cd "$here/.." && pwd)"
+
+for tool in python3 jq sqlite3; do
+    command -v "$tool" >/dev/null 2>&1 || { echo "run.sh: $tool is required" >&2; exit 2; }
+done
+
+if [[ $# -ge 1 ]]; then
+    rtdb="$1"
+else
+    echo "run.sh: building release binary into .build-bench ..." >&2
+    (cd "$root" && swift build -c release --scratch-path .build-bench >&2)
+    rtdb="$root/.build-bench/release/rtdb"
+fi
+[[ -x "$rtdb" ]] || { echo "run.sh: $rtdb is not an executable" >&2; exit 2; }
+rtdb="$(cd "$(dirname "$rtdb")" && pwd)/$(basename "$rtdb")"
+
+work="$(mktemp -d "${TMPDIR:-/tmp}/rtdb-bench.XXXXXX")"
+harness=""
+
+cleanup() {
+    local status=$?
+    trap - EXIT INT TERM
+    if [[ -n "$harness" ]] && kill -0 "$harness" 2>/dev/null; then
+        kill -TERM "$harness" 2>/dev/null || true
+        for _ in 1 2 3 4 5 6 7 8 9 10; do kill -0 "$harness" 2>/dev/null || break; sleep 0.2; done
+        kill -KILL "$harness" 2>/dev/null || true
+    fi
+    # Background watchers the harness started (one PID a line); kill any still running.
+    if [[ -f "$work/pids" ]]; then
+        while read -r pid; do
+            [[ -n "$pid" ]] && kill -TERM "$pid" 2>/dev/null || true
+        done < "$work/pids"
+    fi
+    rm -rf "$work"
+    exit "$status"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+args=("$rtdb" "$work" --only "${BENCH_ONLY:-abcdef}")
+[[ -n "${BENCH_MARKDOWN:-}" ]] && args+=(--markdown "$BENCH_MARKDOWN")
+
+# Overall bound: coreutils `timeout` stops the harness after 15 minutes whatever happens
+# (it forwards TERM; the harness then stops its watchers). Run in the background so that the
+# traps above fire at once on INT/TERM.
+timeout --signal=TERM --kill-after=10 900 python3 -u "$here/bench.py" "${args[@]}" &
+harness=$!
+status=0
+wait "$harness" || status=$?
+harness=""
+exit "$status"
