@@ -8,11 +8,37 @@ import Darwin
 /// The entry point: parse, run, and turn any error into the stderr line and exit status.
 /// This is the only place errors become statuses.
 public enum CLI {
-    public static func main(_ args: [String]) -> Int32 {
+    /// Runs with the process's own arguments, read as bytes so that an argument that is not
+    /// valid UTF-8 is refused rather than silently repaired.
+    public static func main(argc: Int32, argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>) -> Int32 {
+        var args: [String] = []
+        var invalid: Set<Int> = []
+        for i in 1..<Int(max(argc, 1)) {
+            guard let p = argv[i] else { continue }
+            let bytes = UnsafeRawBufferPointer(start: p, count: strlen(p)).bindMemory(to: UInt8.self)
+            if let s = String(validating: bytes, as: UTF8.self) {
+                args.append(s)
+            } else {
+                invalid.insert(args.count)
+                args.append(String(decoding: bytes, as: UTF8.self))
+            }
+        }
+        return main(args, invalid: invalid)
+    }
+
+    public static func main(_ args: [String], invalid: Set<Int> = []) -> Int32 {
         signal(SIGPIPE, SIG_IGN)
         var usage: String? = nil
+        var command: CommandSpec? = nil
         do {
-            switch try Parser.parse(args) {
+            let parsed: Parser.Parsed
+            do {
+                parsed = try Parser.parse(args, invalid: invalid, command: &command)
+            } catch {
+                usage = command?.usage
+                throw error
+            }
+            switch parsed {
             case .version:
                 try printText("rtdb \(Registry.version)\n")
             case .help(let command):

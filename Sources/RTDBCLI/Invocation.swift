@@ -55,7 +55,7 @@ final class Invocation {
 
     /// The database file this command line names: --db, RTDB_DB, or the XDG default.
     static func databaseFile(option: String?) -> String {
-        if let f = option { return f }
+        if let f = option, !f.isEmpty { return f }
         if let f = env("RTDB_DB") { return f }
         if let x = env("XDG_DATA_HOME"), x.hasPrefix("/") { return x + "/rtdb/default.db" }
         var home = env("HOME")
@@ -73,6 +73,10 @@ final class Invocation {
 
     /// Opens the target. A remote URL is refused until remote targets exist.
     func database() throws -> Database {
+        if let f = value("--db"), f.isEmpty {
+            // SQLite would treat "" as a throw-away temporary database: writes would vanish.
+            throw usageError("--db needs a file name")
+        }
         if let url = value("--url") ?? Invocation.env("RTDB_URL") {
             throw RTDBError(.unsupported, "remote databases (--url \(url)) are not supported yet; use the embedded database (--db FILE)")
         }

@@ -10,8 +10,11 @@ enum Parser {
         case version
     }
 
-    static func parse(_ args: [String]) throws -> Parsed {
-        var command: CommandSpec? = nil
+    /// `invalid` holds the indices of arguments that were not valid UTF-8 (they arrive
+    /// repaired, so they must not be used as data). `command` is set as soon as it is known,
+    /// so a failure can show that command's usage line.
+    static func parse(_ args: [String], invalid: Set<Int> = [], command: inout CommandSpec?) throws -> Parsed {
+        command = nil
         var positionals: [String] = []
         var beforeDashDash: Int? = nil
         var options: [(spec: OptionSpec, value: String)] = []
@@ -19,6 +22,9 @@ enum Parser {
         while i < args.count {
             let arg = args[i]
             i += 1
+            if invalid.contains(i - 1), let command {
+                throw notUTF8(command, slot: beforeDashDash == nil ? positionals.count : nil)
+            }
             if beforeDashDash != nil { positionals.append(arg); continue }
             if arg == "--" { beforeDashDash = positionals.count; continue }
             if isOption(arg) {
@@ -39,6 +45,7 @@ enum Parser {
                 if spec.takesValue {
                     if let inline { value = inline } else {
                         guard i < args.count else { throw RTDBError(.usage, "option \(spec.long) needs a value (\(spec.value ?? "VALUE"))") }
+                        if invalid.contains(i) { throw notUTF8(option: spec) }
                         value = args[i]
                         i += 1
                     }
@@ -61,7 +68,6 @@ enum Parser {
             positionals.append(arg)
         }
         if options.contains(where: { $0.spec.long == "--help" }) {
-            if let c = command, c.name == "help" { return .help(nil) }
             return .help(command)
         }
         if options.contains(where: { $0.spec.long == "--version" }) { return .version }
@@ -79,6 +85,24 @@ enum Parser {
             return .help(nil)
         }
         return .run(Invocation(command: command, positionals: positionals, beforeDashDash: beforeDashDash, options: options))
+    }
+
+    /// The error for an argument that is not valid UTF-8, by what the argument was for.
+    static func notUTF8(_ command: CommandSpec, slot: Int?) -> RTDBError {
+        let kind = slot.flatMap { command.arguments.isEmpty ? nil : command.arguments[min($0, command.arguments.count - 1)].kind }
+        switch kind {
+        case .path?: return RTDBError(.invalidPath, "\(command.name): the path argument is not valid UTF-8")
+        case .json?, .number?: return RTDBError(.invalidJSON, "\(command.name): the value argument is not valid UTF-8")
+        default: return RTDBError(.usage, "\(command.name): an argument is not valid UTF-8")
+        }
+    }
+
+    static func notUTF8(option: OptionSpec) -> RTDBError {
+        switch option.kind {
+        case .json, .key, .child: return RTDBError(.invalidQuery, "the value of \(option.long) is not valid UTF-8")
+        case .text: return RTDBError(.invalidData, "the value of \(option.long) is not valid UTF-8")
+        default: return RTDBError(.usage, "the value of \(option.long) is not valid UTF-8")
+        }
     }
 
     /// Words that start with `-` are options, except `-` itself and negative numbers.

@@ -5,4 +5,4 @@ import Glibc
 import Darwin
 #endif
 
-exit(CLI.main(Array(CommandLine.arguments.dropFirst())))
+exit(CLI.main(argc: CommandLine.argc, argv: CommandLine.unsafeArgv))
