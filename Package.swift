@@ -20,5 +20,6 @@ let package = Package(
         .testTarget(name: "RTDBCoreTests", dependencies: ["RTDBCore"]),
         .testTarget(name: "RTDBEngineTests", dependencies: ["RTDBEngine", "RTDBCore"]),
         .testTarget(name: "EndToEndTests", dependencies: ["rtdb", "RTDBCLI", "RTDBCore"]),
+        .testTarget(name: "CLITests", dependencies: ["RTDBCLI", "RTDBCore", "rtdb"]),
     ]
 )

@@ -1,0 +1,51 @@
+# rtdb: build, test, install and uninstall.
+#
+#   make build                      release build (swift build -c release)
+#   make test                       swift test
+#   make install PREFIX=/usr/local  build, then install the binary, man page and completions
+#   make uninstall PREFIX=/usr/local
+#
+# DESTDIR stages an install (packaging). RTDB_BIN installs an already-built binary instead of
+# building one; SWIFT_BUILD_FLAGS are passed to `swift build` (default --static-swift-stdlib:
+# no Swift libraries to load at start-up, so every command starts faster).
+
+PREFIX ?= /usr/local
+DESTDIR ?=
+SWIFT ?= swift
+SWIFT_BUILD_FLAGS ?= --static-swift-stdlib
+RTDB_BIN ?=
+INSTALL ?= install
+
+BINDIR := $(PREFIX)/bin
+MAN1DIR := $(PREFIX)/share/man/man1
+BASHDIR := $(PREFIX)/share/bash-completion/completions
+ZSHDIR := $(PREFIX)/share/zsh/site-functions
+FISHDIR := $(PREFIX)/share/fish/vendor_completions.d
+
+.PHONY: all build test install uninstall
+
+all: build
+
+build:
+	$(SWIFT) build -c release $(SWIFT_BUILD_FLAGS)
+
+test:
+	$(SWIFT) test
+
+install: $(if $(RTDB_BIN),,build)
+	@bin='$(RTDB_BIN)'; \
+	if [ -z "$$bin" ]; then bin="$$($(SWIFT) build -c release $(SWIFT_BUILD_FLAGS) --show-bin-path)/rtdb"; fi; \
+	set -x; \
+	$(INSTALL) -d '$(DESTDIR)$(BINDIR)' '$(DESTDIR)$(MAN1DIR)' '$(DESTDIR)$(BASHDIR)' '$(DESTDIR)$(ZSHDIR)' '$(DESTDIR)$(FISHDIR)' && \
+	$(INSTALL) -m 755 "$$bin" '$(DESTDIR)$(BINDIR)/rtdb' && \
+	$(INSTALL) -m 644 man/rtdb.1 '$(DESTDIR)$(MAN1DIR)/rtdb.1' && \
+	$(INSTALL) -m 644 completions/rtdb.bash '$(DESTDIR)$(BASHDIR)/rtdb' && \
+	$(INSTALL) -m 644 completions/_rtdb '$(DESTDIR)$(ZSHDIR)/_rtdb' && \
+	$(INSTALL) -m 644 completions/rtdb.fish '$(DESTDIR)$(FISHDIR)/rtdb.fish'
+
+uninstall:
+	rm -f '$(DESTDIR)$(BINDIR)/rtdb' \
+	      '$(DESTDIR)$(MAN1DIR)/rtdb.1' \
+	      '$(DESTDIR)$(BASHDIR)/rtdb' \
+	      '$(DESTDIR)$(ZSHDIR)/_rtdb' \
+	      '$(DESTDIR)$(FISHDIR)/rtdb.fish'

@@ -1,0 +1,156 @@
+# bash completion for rtdb                                   -*- shell-script -*-
+#
+# Install as $PREFIX/share/bash-completion/completions/rtdb (`make install` does), or
+# `source` this file from ~/.bashrc. Needs bash 4 or later.
+#
+# Commands and options mirror the registry (Sources/RTDBCLI/Registry.swift); a test in
+# Tests/CLITests fails when they drift apart. Database paths are completed live with
+# `rtdb [--db FILE] __complete paths -- PREFIX`, from the database the command line names.
+
+_rtdb_commands="get set update push remove query increment tx watch help"
+_rtdb_global_options="--db --url --auth --access-token --timeout --pretty --quiet -q --help -h --version"
+_rtdb_query_options="--order-by-key --order-by-value --order-by-child --start-at --start-after --end-at --end-before --equal-to --start-key --end-key --limit-to-first --limit-to-last"
+# Options that take a value (the next word, or after `=`).
+_rtdb_value_options="--db --url --auth --access-token --timeout --order-by-child --start-at --start-after --end-at --end-before --equal-to --start-key --end-key --limit-to-first --limit-to-last --string -s --file --max-retries --count"
+
+# The options of command $1.
+_rtdb_command_options() {
+    case $1 in
+        get) echo "--shallow" ;;
+        set) echo "--string -s --file --server-timestamp" ;;
+        update) echo "--file" ;;
+        push) echo "--string -s --file --lines" ;;
+        query) echo "$_rtdb_query_options" ;;
+        tx) echo "--max-retries" ;;
+        watch) echo "--child-events --count --exec $_rtdb_query_options" ;;
+    esac
+}
+
+# Sets `words` and `cword` from COMP_WORDS, joined back where COMP_WORDBREAKS split a word
+# (`--db=x`, `/a:b`) and cut at the cursor.
+_rtdb_words() {
+    words=() cword=0
+    if [[ -z ${COMP_LINE-} ]]; then
+        words=("${COMP_WORDS[@]}") cword=$COMP_CWORD
+        return
+    fi
+    local line=${COMP_LINE:0:COMP_POINT} rest w i j=-1
+    for ((i = 0; i <= COMP_CWORD && i < ${#COMP_WORDS[@]}; i++)); do
+        w=${COMP_WORDS[i]}
+        rest=${line#"${line%%[![:space:]]*}"}
+        ((i == COMP_CWORD)) && w=${rest:0:${#w}}
+        if ((j < 0)) || [[ ${#rest} != "${#line}" ]]; then
+            words[++j]=$w
+        else
+            words[j]+=$w
+        fi
+        line=${rest:${#w}}
+    done
+    ((j < 0)) && words=("") j=0
+    cword=$j
+}
+
+# Database paths extending $2, read from database file $1 (empty: the one rtdb picks itself).
+_rtdb_paths() {
+    local prog=$3 word=$2 quoted=0 line
+    local -a args=()
+    [[ -n $1 ]] && args=(--db "$1")
+    case $word in
+        \'* | \"*) word=${word:1} quoted=1 ;;
+        *) word=${word//\\/} ;;
+    esac
+    while IFS= read -r line; do
+        [[ -z $line ]] && continue
+        # Inside quotes the word is kept as it is; outside, special characters are escaped.
+        if ((quoted)); then COMPREPLY+=("${2:0:1}$line"); else COMPREPLY+=("$(printf '%q' "$line")"); fi
+    done < <("$prog" "${args[@]}" __complete paths -- "$word" 2>/dev/null)
+    # Paths end without a space, so the user can go on with `/`.
+    compopt -o nospace 2>/dev/null
+}
+
+_rtdb_files() {
+    local IFS=$'\n'
+    COMPREPLY+=($(compgen -f -- "$1"))
+    compopt -o filenames 2>/dev/null
+}
+
+_rtdb() {
+    local -a words
+    local cword
+    _rtdb_words
+    local cur=${words[cword]}
+    COMPREPLY=()
+
+    # The program as typed (./rtdb, ~/bin/rtdb), so paths come from the same build.
+    local prog=${words[0]}
+    [[ $prog == "~/"* ]] && prog=$HOME/${prog:2}
+    [[ $prog == */* && -x $prog ]] || prog=rtdb
+
+    local cmd="" db="" expect="" w i npos=0 dashdash=0 ddn=0
+    for ((i = 1; i < cword; i++)); do
+        w=${words[i]}
+        if [[ -n $expect ]]; then
+            [[ $expect == --db ]] && db=$w
+            expect=""
+        elif ((dashdash)); then
+            ((++ddn))
+        elif [[ $w == -- ]]; then
+            dashdash=1
+        elif [[ $w == --db=* ]]; then
+            db=${w#--db=}
+        elif [[ $w == --*=* ]]; then
+            :
+        elif [[ $w == -[0-9.]* ]]; then
+            ((++npos))
+        elif [[ $w == -?* ]]; then
+            [[ " $_rtdb_value_options " == *" $w "* ]] && expect=$w
+        elif [[ -z $cmd ]]; then
+            cmd=$w
+        else
+            ((++npos))
+        fi
+    done
+    [[ $db == "~/"* ]] && db=$HOME/${db:2}
+
+    if [[ -n $expect ]]; then
+        case $expect in
+            --db | --file) _rtdb_files "$cur" ;;
+        esac
+    elif ((dashdash)); then
+        # tx PATH -- CMD, watch PATH --exec -- CMD; tx also takes `tx -- PATH CMD`.
+        local first=0
+        [[ $cmd == tx ]] && ((npos == 0)) && first=1
+        if ((first && ddn == 0)); then
+            _rtdb_paths "$db" "$cur" "$prog"
+        elif [[ $cmd == tx || $cmd == watch ]] && ((ddn == first)); then
+            COMPREPLY=($(compgen -c -- "$cur"))
+        else
+            _rtdb_files "$cur"
+        fi
+    elif [[ $cur == --db=* || $cur == --file=* ]]; then
+        _rtdb_files "${cur#*=}"
+        COMPREPLY=("${COMPREPLY[@]/#/${cur%%=*}=}")
+    elif [[ $cur == -* ]]; then
+        COMPREPLY=($(compgen -W "$(_rtdb_command_options "$cmd") $_rtdb_global_options" -- "$cur"))
+    elif [[ -z $cmd ]]; then
+        COMPREPLY=($(compgen -W "$_rtdb_commands" -- "$cur"))
+    elif [[ $cmd == help ]]; then
+        ((npos == 0)) && COMPREPLY=($(compgen -W "$_rtdb_commands" -- "$cur"))
+    elif [[ " $_rtdb_commands " == *" $cmd "* ]] && ((npos == 0)); then
+        _rtdb_paths "$db" "$cur" "$prog"
+    fi
+
+    # Readline replaces only the text after the last COMP_WORDBREAKS character of the word.
+    local breaks=${COMP_WORDBREAKS//[[:space:]]/}
+    if [[ -n $breaks && $cur == *["$breaks"]* ]]; then
+        local keep=${cur%"${cur##*["$breaks"]}"} c
+        local -a cut=()
+        for c in "${COMPREPLY[@]}"; do
+            [[ $c == "$keep"* ]] && cut+=("${c:${#keep}}")
+        done
+        COMPREPLY=("${cut[@]}")
+    fi
+    return 0
+}
+
+complete -F _rtdb rtdb

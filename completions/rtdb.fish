@@ -1,0 +1,158 @@
+# fish completion for rtdb. Install as
+# $PREFIX/share/fish/vendor_completions.d/rtdb.fish (`make install` does), or copy it to
+# ~/.config/fish/completions/.
+#
+# Commands and options mirror the registry (Sources/RTDBCLI/Registry.swift); a test in
+# Tests/CLITests fails when they drift apart. Database paths are completed live with
+# `rtdb [--db FILE] __complete paths -- PREFIX`, from the database the command line names.
+
+# Reads the command line before the cursor into __rtdb_cmd (the command), __rtdb_db (a --db
+# given), __rtdb_expect (an option waiting for its value), __rtdb_npos (arguments before --),
+# __rtdb_dashdash (1 after --) and __rtdb_ddn (words after --).
+function __rtdb_scan
+    set -g __rtdb_cmd ''
+    set -g __rtdb_db ''
+    set -g __rtdb_expect ''
+    set -g __rtdb_npos 0
+    set -g __rtdb_dashdash 0
+    set -g __rtdb_ddn 0
+    # Options that take a value (the next word, or after `=`).
+    set -l value_options --db --url --auth --access-token --timeout --order-by-child \
+        --start-at --start-after --end-at --end-before --equal-to --start-key --end-key \
+        --limit-to-first --limit-to-last --string -s --file --max-retries --count
+    set -l tokens (commandline -opc)
+    for w in $tokens[2..-1]
+        if test -n "$__rtdb_expect"
+            test "$__rtdb_expect" = --db; and set -g __rtdb_db $w
+            set -g __rtdb_expect ''
+        else if test $__rtdb_dashdash = 1
+            set -g __rtdb_ddn (math $__rtdb_ddn + 1)
+        else if test "$w" = --
+            set -g __rtdb_dashdash 1
+        else if string match -q -- '--db=*' $w
+            set -g __rtdb_db (string replace -- --db= '' $w)
+        else if string match -q -- '--*=*' $w
+            continue
+        else if string match -qr -- '^-[0-9.]' $w
+            set -g __rtdb_npos (math $__rtdb_npos + 1)
+        else if string match -q -- '-?*' $w
+            contains -- $w $value_options; and set -g __rtdb_expect $w
+        else if test -z "$__rtdb_cmd"
+            set -g __rtdb_cmd $w
+        else
+            set -g __rtdb_npos (math $__rtdb_npos + 1)
+        end
+    end
+    set -g __rtdb_db (string replace -r -- '^~/' "$HOME/" $__rtdb_db)
+end
+
+function __rtdb_needs_command
+    __rtdb_scan
+    test -z "$__rtdb_cmd" -a -z "$__rtdb_expect" -a $__rtdb_dashdash = 0
+end
+
+# True when the command is one of the arguments.
+function __rtdb_using
+    __rtdb_scan
+    contains -- "$__rtdb_cmd" $argv
+end
+
+function __rtdb_wants_command_name
+    __rtdb_scan
+    test "$__rtdb_cmd" = help -a $__rtdb_npos = 0 -a -z "$__rtdb_expect"
+end
+
+function __rtdb_wants_path
+    __rtdb_scan
+    test -n "$__rtdb_expect"; and return 1
+    contains -- "$__rtdb_cmd" get set update push remove query increment tx watch; or return 1
+    test $__rtdb_npos = 0 -a $__rtdb_dashdash = 0; and return 0
+    # tx also takes `tx -- PATH CMD`.
+    test "$__rtdb_cmd" = tx -a $__rtdb_npos = 0 -a $__rtdb_ddn = 0
+end
+
+# The CMD of `tx PATH -- CMD` and `watch PATH --exec -- CMD`.
+function __rtdb_wants_program
+    __rtdb_scan
+    test $__rtdb_dashdash = 1; or return 1
+    set -l first 0
+    test "$__rtdb_cmd" = tx -a $__rtdb_npos = 0; and set first 1
+    contains -- "$__rtdb_cmd" tx watch; and test $__rtdb_ddn = $first
+end
+
+function __rtdb_paths
+    __rtdb_scan
+    # The program as typed (./rtdb, ~/bin/rtdb), so paths come from the same build.
+    set -l prog (commandline -opc)[1]
+    set prog (string replace -r -- '^~/' "$HOME/" $prog)
+    string match -q -- '*/*' $prog; and test -x $prog; or set prog rtdb
+    command -q $prog; or return
+    set -l args
+    test -n "$__rtdb_db"; and set args --db $__rtdb_db
+    # The word as the shell will pass it: escapes and an unfinished quote removed.
+    set -l word (commandline -ct)
+    set word (string unescape -- $word; or echo $word)
+    set word (string replace -r -- '^[\'"]' '' $word)
+    set -l paths (command $prog $args __complete paths -- "$word" 2>/dev/null)
+    # fish has no "no space" flag: a second, longer candidate keeps the space off a single
+    # path, so the user can go on with `/`.
+    test (count $paths) -eq 1; and set paths $paths $paths[1]/
+    printf '%s\n' $paths
+end
+
+complete -c rtdb -f
+
+# Commands
+complete -c rtdb -n __rtdb_needs_command -a get -d 'print the value at a path'
+complete -c rtdb -n __rtdb_needs_command -a set -d 'replace the value at a path'
+complete -c rtdb -n __rtdb_needs_command -a update -d 'replace several relative paths at once'
+complete -c rtdb -n __rtdb_needs_command -a push -d 'add a value under a new push ID'
+complete -c rtdb -n __rtdb_needs_command -a remove -d 'delete a path and everything below it'
+complete -c rtdb -n __rtdb_needs_command -a query -d 'print the children of a path, filtered and ordered'
+complete -c rtdb -n __rtdb_needs_command -a increment -d 'atomically add a number to the value at a path'
+complete -c rtdb -n __rtdb_needs_command -a tx -d 'run a command as a compare-and-set transaction'
+complete -c rtdb -n __rtdb_needs_command -a watch -d 'stream value or child events as JSON lines'
+complete -c rtdb -n __rtdb_needs_command -a help -d 'show help for rtdb or one command'
+complete -c rtdb -n __rtdb_wants_command_name -a 'get set update push remove query increment tx watch help'
+
+# Arguments
+complete -c rtdb -n __rtdb_wants_path -a '(__rtdb_paths)'
+complete -c rtdb -n __rtdb_wants_program -a '(__fish_complete_command)'
+
+# Global options
+complete -c rtdb -l db -r -F -d 'embedded database file (env RTDB_DB)'
+complete -c rtdb -l url -x -d 'remote database URL (env RTDB_URL)'
+complete -c rtdb -l auth -x -d 'credential for a remote database (env RTDB_AUTH)'
+complete -c rtdb -l access-token -x -d 'OAuth2 access token (env RTDB_ACCESS_TOKEN)'
+complete -c rtdb -l timeout -x -d 'give up after this many seconds (env RTDB_TIMEOUT)'
+complete -c rtdb -l pretty -d 'indent JSON output for humans'
+complete -c rtdb -s q -l quiet -d 'print nothing on success'
+complete -c rtdb -s h -l help -d 'show help for the command'
+complete -c rtdb -l version -d 'print the version'
+
+# get
+complete -c rtdb -n '__rtdb_using get' -l shallow -d 'print an object as {"child":true,...}'
+# set, push, update
+complete -c rtdb -n '__rtdb_using set push' -s s -l string -x -d 'write TEXT as a JSON string'
+complete -c rtdb -n '__rtdb_using set push update' -l file -r -F -d 'read the JSON value from FILE'
+complete -c rtdb -n '__rtdb_using set' -l server-timestamp -d 'write the server time'
+complete -c rtdb -n '__rtdb_using push' -l lines -d 'push each JSON line of stdin, as one write'
+# tx
+complete -c rtdb -n '__rtdb_using tx' -l max-retries -x -d 'attempts in all before giving up (default 25)'
+# watch
+complete -c rtdb -n '__rtdb_using watch' -l child-events -d 'print child events instead of value events'
+complete -c rtdb -n '__rtdb_using watch' -l count -x -d 'exit after N event lines'
+complete -c rtdb -n '__rtdb_using watch' -l exec -d 'run CMD (after --) once per event'
+# query and watch
+complete -c rtdb -n '__rtdb_using query watch' -l order-by-key -d 'order children by key (the default)'
+complete -c rtdb -n '__rtdb_using query watch' -l order-by-value -d 'order children by their own value'
+complete -c rtdb -n '__rtdb_using query watch' -l order-by-child -x -d 'order children by the value at CHILD'
+complete -c rtdb -n '__rtdb_using query watch' -l start-at -x -d 'lower bound, inclusive'
+complete -c rtdb -n '__rtdb_using query watch' -l start-after -x -d 'lower bound, exclusive'
+complete -c rtdb -n '__rtdb_using query watch' -l end-at -x -d 'upper bound, inclusive'
+complete -c rtdb -n '__rtdb_using query watch' -l end-before -x -d 'upper bound, exclusive'
+complete -c rtdb -n '__rtdb_using query watch' -l equal-to -x -d 'only children whose sort value is V'
+complete -c rtdb -n '__rtdb_using query watch' -l start-key -x -d 'key argument of the lower bound'
+complete -c rtdb -n '__rtdb_using query watch' -l end-key -x -d 'key argument of the upper bound'
+complete -c rtdb -n '__rtdb_using query watch' -l limit-to-first -x -d 'keep the first N children'
+complete -c rtdb -n '__rtdb_using query watch' -l limit-to-last -x -d 'keep the last N children'
