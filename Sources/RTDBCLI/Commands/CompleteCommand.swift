@@ -1,5 +1,4 @@
 import RTDBCore
-import RTDBEngine
 
 /// Hidden helper for the shell completions: `rtdb __complete paths PREFIX` prints the database
 /// paths that extend PREFIX by one key, one per line, read from the database the command line
@@ -21,8 +20,7 @@ enum CompleteCommand {
         let parentText = slash.map { String(prefix[..<$0]) } ?? ""
         let partial = slash.map { String(prefix[prefix.index(after: $0)...]) } ?? prefix
         guard let parent = try? Path(parentText) else { return }
-        let db = EmbeddedDatabase(file: Invocation.databaseFile(option: inv.value("--db")), timeoutSeconds: 1)
-        guard let shallow = try? db.shallow(parent) else { return }
+        guard let db = try? inv.database(), let shallow = try? db.shallow(parent) else { return }
         let base = parent.isRoot ? "/" : parent.description + "/"
         var text = ""
         for e in shallow.children where e.key.utf8.starts(with: partial.utf8) {
