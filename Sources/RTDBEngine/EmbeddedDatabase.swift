@@ -149,14 +149,7 @@ public final class EmbeddedDatabase: Database {
     public func shallow(_ path: Path) throws -> Node {
         try reading(.null) { c in
             let enc = EmbeddedDatabase.encode(path)
-            let one = try c.statement("SELECT v FROM data WHERE path = ?1")
-            enc.withUnsafeBufferPointer { one.bind(1, bytes: $0) }
-            if try one.step() {
-                let v = EmbeddedDatabase.leaf(one, 0)
-                one.reset()
-                return v
-            }
-            one.reset()
+            if let v = try leaf(c, at: enc) { return v }
             return Node.object(normalizing: try childKeys(c, enc).map { Node.Entry($0, .bool(true)) })
         }
     }

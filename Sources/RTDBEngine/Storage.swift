@@ -56,14 +56,7 @@ extension EmbeddedDatabase {
     /// The value at `path` as of the current transaction.
     func read(_ c: Connection, _ path: Path) throws -> Node {
         let enc = EmbeddedDatabase.encode(path)
-        let one = try c.statement("SELECT v FROM data WHERE path = ?1")
-        enc.withUnsafeBufferPointer { one.bind(1, bytes: $0) }
-        if try one.step() {
-            let v = EmbeddedDatabase.leaf(one, 0)
-            one.reset()
-            return v
-        }
-        one.reset()
+        if let v = try leaf(c, at: enc) { return v }
         var builder = TreeBuilder()
         let skip = enc.isEmpty ? 0 : enc.count + 1
         try scanDescendants(c, enc) { s in
@@ -76,37 +69,42 @@ extension EmbeddedDatabase {
     /// Calls `row` for every leaf strictly below the encoded path, in storage order
     /// (column 0: path, column 1: value).
     func scanDescendants(_ c: Connection, _ enc: [UInt8], _ row: (Statement) throws -> Void) throws {
-        let s: Statement
-        if let (lo, hi) = EmbeddedDatabase.descendantRange(enc) {
-            s = try c.statement("SELECT path, v FROM data WHERE path >= ?1 AND path < ?2")
-            lo.withUnsafeBufferPointer { s.bind(1, bytes: $0) }
-            hi.withUnsafeBufferPointer { s.bind(2, bytes: $0) }
-        } else {
-            s = try c.statement("SELECT path, v FROM data WHERE path > ''")
-        }
+        let s = try descendants(c, enc, "SELECT path, v FROM data")
         defer { s.reset() }
         while try s.step() { try row(s) }
+    }
+
+    /// `select` restricted to the rows strictly below the encoded path, bound and ready to step.
+    private func descendants(_ c: Connection, _ enc: [UInt8], _ select: String, suffix: String = "") throws -> Statement {
+        guard let (lo, hi) = EmbeddedDatabase.descendantRange(enc) else {
+            return try c.statement(select + " WHERE path > ''" + suffix)
+        }
+        let s = try c.statement(select + " WHERE path >= ?1 AND path < ?2" + suffix)
+        lo.withUnsafeBufferPointer { s.bind(1, bytes: $0) }
+        hi.withUnsafeBufferPointer { s.bind(2, bytes: $0) }
+        return s
     }
 
     /// Only what an increment needs: the leaf at `path`, or an object marker, or null.
     func readForIncrement(_ c: Connection, _ path: Path) throws -> Node {
         let enc = EmbeddedDatabase.encode(path)
+        if let v = try leaf(c, at: enc) { return v }
+        return try hasDescendants(c, enc) ? EmbeddedDatabase.someObject : .null
+    }
+
+    /// Stands for "an object" where only that fact matters (all objects sort alike).
+    static let someObject = Node.object([Node.Entry("_", .bool(true))])
+
+    /// The leaf stored exactly at the encoded path, if there is one.
+    func leaf(_ c: Connection, at enc: [UInt8]) throws -> Node? {
         let one = try c.statement("SELECT v FROM data WHERE path = ?1")
         enc.withUnsafeBufferPointer { one.bind(1, bytes: $0) }
         defer { one.reset() }
-        if try one.step() { return EmbeddedDatabase.leaf(one, 0) }
-        return try hasDescendants(c, enc) ? .object([Node.Entry("_", .bool(true))]) : .null
+        return try one.step() ? EmbeddedDatabase.leaf(one, 0) : nil
     }
 
     func hasDescendants(_ c: Connection, _ enc: [UInt8]) throws -> Bool {
-        let s: Statement
-        if let (lo, hi) = EmbeddedDatabase.descendantRange(enc) {
-            s = try c.statement("SELECT 1 FROM data WHERE path >= ?1 AND path < ?2 LIMIT 1")
-            lo.withUnsafeBufferPointer { s.bind(1, bytes: $0) }
-            hi.withUnsafeBufferPointer { s.bind(2, bytes: $0) }
-        } else {
-            s = try c.statement("SELECT 1 FROM data WHERE path > '' LIMIT 1")
-        }
+        let s = try descendants(c, enc, "SELECT 1 FROM data", suffix: " LIMIT 1")
         defer { s.reset() }
         return try s.step()
     }
@@ -227,11 +225,7 @@ extension EmbeddedDatabase {
     /// children in it.
     func indexedWindow(_ c: Connection, _ path: Path, _ query: Query) throws -> [Node.Entry] {
         let enc = EmbeddedDatabase.encode(path)
-        let one = try c.statement("SELECT v FROM data WHERE path = ?1")
-        enc.withUnsafeBufferPointer { one.bind(1, bytes: $0) }
-        let isLeaf = try one.step()
-        one.reset()
-        if isLeaf { return [] }
+        if try leaf(c, at: enc) != nil { return [] }
         let skip = enc.isEmpty ? 0 : enc.count + 1
         var childPath: [UInt8] = []
         if case .child(let p) = query.order { childPath = Array(EmbeddedDatabase.encodeString(p).utf8) }
@@ -255,7 +249,7 @@ extension EmbeddedDatabase {
             case .value:
                 // Sort value: the leaf itself; any object sorts as "an object".
                 if isNew {
-                    entries[entries.count - 1].node = currentIsObject ? .object([Node.Entry("_", .bool(true))]) : EmbeddedDatabase.leaf(s, 1)
+                    entries[entries.count - 1].node = currentIsObject ? EmbeddedDatabase.someObject : EmbeddedDatabase.leaf(s, 1)
                 }
             case .child:
                 if end < rel.count {
@@ -263,7 +257,7 @@ extension EmbeddedDatabase {
                         entries[entries.count - 1].node = EmbeddedDatabase.leaf(s, 1)
                     } else if sub.count > childPath.count, sub[childPath.count] == UInt8(ascii: "/"),
                               UnsafeBufferPointer(rebasing: sub[0..<childPath.count]).elementsEqual(childPath) {
-                        entries[entries.count - 1].node = .object([Node.Entry("_", .bool(true))])
+                        entries[entries.count - 1].node = EmbeddedDatabase.someObject
                     }
                 }
             case .key:
