@@ -1,7 +1,7 @@
 # rtdb: build, test, install and uninstall.
 #
 #   make build                      release build (swift build -c release)
-#   make test                       swift test
+#   make test                       install missing test tools (scripts/install-test-tools), swift test
 #   make install PREFIX=/usr/local  build, then install the binary, man page and completions
 #   make uninstall PREFIX=/usr/local
 #
@@ -30,6 +30,7 @@ build:
 	$(SWIFT) build -c release $(SWIFT_BUILD_FLAGS)
 
 test:
+	scripts/install-test-tools
 	$(SWIFT) test
 
 install: $(if $(RTDB_BIN),,build)

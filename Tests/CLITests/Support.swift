@@ -64,7 +64,7 @@ func which(_ program: String) -> String? {
 func requireTool(_ name: String) throws -> String {
     guard let path = which(name) else {
         throw Failure("\(name) is not installed, so this test cannot run: install it "
-            + "(Debian: apt-get install \(name); .ci/run does this in CI)")
+            + "(Debian: apt-get install \(name); `make test` installs it)")
     }
     return path
 }
