@@ -116,27 +116,47 @@ public final class EmbeddedDatabase: Database {
 
     /// Runs `body` in a read transaction (a consistent snapshot across statements).
     private func reading<T>(_ empty: T, _ body: (Connection) throws -> T) throws -> T {
-        guard let c = try readConnection() else { return empty }
-        try c.exec("BEGIN")
-        defer { try? c.exec("COMMIT") }
-        do {
-            return try body(c)
-        } catch let e as RTDBError where e.message.contains("no such table") {
-            return empty   // a file that holds no data yet
+        try retryingWhileBusy {
+            guard let c = try readConnection() else { return empty }
+            try c.exec("BEGIN")
+            defer { try? c.exec("COMMIT") }
+            do {
+                return try body(c)
+            } catch let e as RTDBError where e.message.contains("no such table") {
+                return empty   // a file that holds no data yet
+            }
+        }
+    }
+
+    /// Runs `body` again while SQLite reports the file busy without having waited for it (it
+    /// does so, for example, when several processes switch a new file to WAL at once), until
+    /// the timeout. `body` must be a whole transaction, so running it again is safe.
+    func retryingWhileBusy<T>(_ body: () throws -> T) throws -> T {
+        let deadline = monotonicNanos() + UInt64(max(0, timeoutSeconds) * 1e9)
+        var attempt = 0
+        while true {
+            do {
+                return try body()
+            } catch let e as RTDBError where e.code == .timeout && monotonicNanos() < deadline {
+                attempt += 1
+                usleep(UInt32(200 + Int.random(in: 0..<(min(attempt, 10) * 500))))
+            }
         }
     }
 
     /// Runs `body` in a write transaction; commits when it returns, rolls back when it throws.
     private func writing<T>(_ body: (Connection) throws -> T) throws -> T {
-        let c = try writeConnection()
-        try c.exec("BEGIN IMMEDIATE")
-        do {
-            let result = try body(c)
-            try c.exec("COMMIT")
-            return result
-        } catch {
-            try? c.exec("ROLLBACK")
-            throw error
+        try retryingWhileBusy {
+            let c = try writeConnection()
+            try c.exec("BEGIN IMMEDIATE")
+            do {
+                let result = try body(c)
+                try c.exec("COMMIT")
+                return result
+            } catch {
+                if !c.autocommit { try? c.exec("ROLLBACK") }
+                throw error
+            }
         }
     }
 
@@ -196,6 +216,7 @@ public final class EmbeddedDatabase: Database {
             let now = clock()
             var out: [Node.Entry] = []
             out.reserveCapacity(values.count)
+            let rows = try LeafRows(c)
             for v in values {
                 let key = pushIDs.next(now: now)
                 let child = path.appending(key)
@@ -203,12 +224,12 @@ public final class EmbeddedDatabase: Database {
                 if out.isEmpty {
                     try write(c, child, resolved)
                 } else {
-                    let ins = try c.statement("INSERT INTO data(path, v) VALUES(?1, ?2)")
                     var enc = EmbeddedDatabase.encode(child)
-                    try insert(ins, resolved, &enc)
+                    try insert(rows, resolved, &enc)
                 }
                 out.append(Node.Entry(key, resolved))
             }
+            try rows.flush()
             if !out.isEmpty {
                 try log(c, out.count > EmbeddedDatabase.logMaxPaths ? [path] : out.map { path.appending($0.key) })
             }

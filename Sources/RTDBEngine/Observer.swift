@@ -49,62 +49,68 @@ extension EmbeddedDatabase {
     /// Reads the log after `seq` and the data it touched at `path`, in one snapshot.
     /// Returns nil when nothing changed at or below `path`.
     func changes(at path: Path, after seq: Int64, current: Node) throws -> (seq: Int64, value: Node, keys: [String]?)? {
-        guard let c = try readConnection() else { return nil }
-        try c.exec("BEGIN")
-        defer { try? c.exec("COMMIT") }
-        let s: Statement
-        do {
-            s = try c.statement("SELECT seq, paths FROM log WHERE seq > ?1 ORDER BY seq")
-        } catch let e as RTDBError where e.message.contains("no such table") {
-            return nil
-        }
-        s.bind(1, int: seq)
-        var last = seq
-        var whole = false
-        var keys: [String] = []
-        var first = true
-        while try s.step() {
-            let n = s.int(0)
-            // Entries were trimmed since `seq`, or the watcher started before there was a log.
-            if first && (seq == 0 || n != seq + 1) { whole = true }
-            first = false
-            last = n
-            if whole { continue }
-            for line in s.string(1).split(separator: "\n", omittingEmptySubsequences: false) {
-                let changed = Path(validatedKeys: line.isEmpty ? [] : line.split(separator: "/").map(String.init))
-                if changed.contains(path) { whole = true; break }
-                if path.contains(changed) { keys.append(changed.keys[path.count]) }
+        try retryingWhileBusy {
+            guard let c = try readConnection() else { return nil }
+            try c.exec("BEGIN")
+            defer { try? c.exec("COMMIT") }
+            let s: Statement
+            do {
+                s = try c.statement("SELECT seq, paths FROM log WHERE seq > ?1 ORDER BY seq")
+            } catch let e as RTDBError where e.message.contains("no such table") {
+                return nil
             }
+            s.bind(1, int: seq)
+            var last = seq
+            var whole = false
+            var keys: [String] = []
+            var first = true
+            while try s.step() {
+                let n = s.int(0)
+                // Entries were trimmed since `seq`, or the watcher started before there was a log.
+                if first && (seq == 0 || n != seq + 1) { whole = true }
+                first = false
+                last = n
+                if whole { continue }
+                for line in s.string(1).split(separator: "\n", omittingEmptySubsequences: false) {
+                    let changed = Path(validatedKeys: line.isEmpty ? [] : line.split(separator: "/").map(String.init))
+                    if changed.contains(path) { whole = true; break }
+                    if path.contains(changed) { keys.append(changed.keys[path.count]) }
+                }
+            }
+            s.reset()
+            if last == seq { return nil }
+            if whole { return (last, try read(c, path), nil) }
+            if keys.isEmpty { return (last, current, []) }
+            var value = current
+            var seen: [String] = []
+            for k in keys where !seen.contains(where: { KeyOrder.same($0, k) }) {
+                seen.append(k)
+                value = value.setting(child: k, to: try read(c, path.appending(k)))
+            }
+            return (last, value, seen)
         }
-        s.reset()
-        if last == seq { return nil }
-        if whole { return (last, try read(c, path), nil) }
-        if keys.isEmpty { return (last, current, []) }
-        var value = current
-        var seen: [String] = []
-        for k in keys where !seen.contains(where: { KeyOrder.same($0, k) }) {
-            seen.append(k)
-            value = value.setting(child: k, to: try read(c, path.appending(k)))
-        }
-        return (last, value, seen)
     }
 
     /// The current value at `path` and the log position it reflects, in one snapshot.
     func snapshot(_ path: Path) throws -> (seq: Int64, value: Node)? {
-        guard let c = try readConnection() else { return nil }
-        try c.exec("BEGIN")
-        defer { try? c.exec("COMMIT") }
-        do {
-            let seq = try c.integer("SELECT COALESCE(MAX(seq), 0) FROM log") ?? 0
-            return (seq, try read(c, path))
-        } catch let e as RTDBError where e.message.contains("no such table") {
-            return (0, .null)
+        try retryingWhileBusy {
+            guard let c = try readConnection() else { return nil }
+            try c.exec("BEGIN")
+            defer { try? c.exec("COMMIT") }
+            do {
+                let seq = try c.integer("SELECT COALESCE(MAX(seq), 0) FROM log") ?? 0
+                return (seq, try read(c, path))
+            } catch let e as RTDBError where e.message.contains("no such table") {
+                return (0, .null)
+            }
         }
     }
 
     /// A counter that changes when another connection commits (nil: no file yet).
     func dataVersion() throws -> Int64? {
-        guard let c = try readConnection() else { return nil }
-        return try c.integer("PRAGMA data_version")
+        try retryingWhileBusy {
+            guard let c = try readConnection() else { return nil }
+            return try c.integer("PRAGMA data_version")
+        }
     }
 }

@@ -149,6 +149,9 @@ final class Connection {
     }
 
     var changes: Int { Int(sqlite3_changes(handle)) }
+
+    /// False while a transaction is open on this connection.
+    var autocommit: Bool { sqlite3_get_autocommit(handle) != 0 }
 }
 
 /// A prepared statement, finalized by deinit.

@@ -128,8 +128,9 @@ extension EmbeddedDatabase {
             }
         }
         try deleteSubtree(c, enc)
-        let ins = try c.statement("INSERT INTO data(path, v) VALUES(?1, ?2)")
-        try insert(ins, value, &enc)
+        let rows = try LeafRows(c)
+        try insert(rows, value, &enc)
+        try rows.flush()
     }
 
     func deleteSubtree(_ c: Connection, _ enc: [UInt8]) throws {
@@ -146,7 +147,8 @@ extension EmbeddedDatabase {
         }
     }
 
-    func insert(_ ins: Statement, _ node: Node, _ path: inout [UInt8]) throws {
+    /// Inserts every leaf of `node`, its path starting with `path` (restored on return).
+    func insert(_ rows: LeafRows, _ node: Node, _ path: inout [UInt8]) throws {
         switch node {
         case .null:
             return
@@ -155,17 +157,11 @@ extension EmbeddedDatabase {
             for e in list {
                 if mark > 0 { path.append(UInt8(ascii: "/")) }
                 path.append(contentsOf: e.key.utf8)
-                try insert(ins, e.node, &path)
+                try insert(rows, e.node, &path)
                 path.removeSubrange(mark...)
             }
         default:
-            try path.withUnsafeBufferPointer { buf in
-                _ = sqlite3_bind_text(ins.handle, 1, textPointer(buf),
-                                      Int32(buf.count), nil)
-                EmbeddedDatabase.bind(ins, 2, node)
-                defer { sqlite3_reset(ins.handle) }
-                _ = try ins.step()
-            }
+            try rows.add(path, node)
         }
     }
 
@@ -272,5 +268,60 @@ extension EmbeddedDatabase {
             return c != 0 ? c < 0 : SortableKey.compare(a.key, b.key) < 0
         }
         return try chosen.map { Node.Entry($0.key.key, try read(c, path.appending($0.key.key))) }
+    }
+}
+
+/// Buffers leaf rows and inserts them `batch` at a time with one multi-row statement, which
+/// saves most of the per-statement work when a large value is written.
+final class LeafRows {
+    static let batch = 64
+    private let one: Statement
+    private let many: Statement
+    private var paths: [UInt8] = []
+    private var ends: [Int] = []
+    private var values: [Node] = []
+
+    init(_ c: Connection) throws {
+        one = try c.statement("INSERT INTO data(path, v) VALUES(?1, ?2)")
+        many = try c.statement("INSERT INTO data(path, v) VALUES "
+            + Array(repeating: "(?,?)", count: LeafRows.batch).joined(separator: ","))
+        paths.reserveCapacity(1 << 14)
+        ends.reserveCapacity(LeafRows.batch)
+        values.reserveCapacity(LeafRows.batch)
+    }
+
+    func add(_ path: [UInt8], _ value: Node) throws {
+        paths.append(contentsOf: path)
+        ends.append(paths.count)
+        values.append(value)
+        if values.count == LeafRows.batch { try run(many) }
+    }
+
+    /// Writes the rows still buffered (call once at the end).
+    func flush() throws {
+        while !values.isEmpty {
+            try run(one, count: 1)
+        }
+    }
+
+    /// Binds the first `count` buffered rows (all of them by default) to `s` and runs it.
+    private func run(_ s: Statement, count: Int? = nil) throws {
+        let n = count ?? values.count
+        try paths.withUnsafeBufferPointer { all in
+            var start = 0
+            for i in 0..<n {
+                let row = UnsafeBufferPointer(rebasing: all[start..<ends[i]])
+                sqlite3_bind_text(s.handle, Int32(2 * i + 1), textPointer(row), Int32(row.count), nil)
+                EmbeddedDatabase.bind(s, Int32(2 * i + 2), values[i])
+                start = ends[i]
+            }
+            defer { sqlite3_reset(s.handle) }
+            _ = try s.step()
+        }
+        let used = ends[n - 1]
+        paths.removeSubrange(..<used)
+        ends.removeSubrange(..<n)
+        for i in ends.indices { ends[i] -= used }
+        values.removeSubrange(..<n)
     }
 }

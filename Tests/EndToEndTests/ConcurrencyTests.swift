@@ -20,6 +20,18 @@ import Testing
         }
     }
 
+    /// Regression: when several processes set up a brand-new file at once, SQLite can answer
+    /// the switch to WAL with "busy" without waiting; that must be retried, not reported.
+    @Test func manyProcessesCreatingTheSameNewFileAllSucceed() {
+        for round in 0..<8 {
+            let sb = Sandbox()
+            runAll(sb, (0..<12).map { w in ["sh", "-c", "\"$RTDB\" set /w\(w) \(round) -q"] })
+            let r = sb.rtdb("get", "/", "--shallow")
+            #expect(r.status == 0)
+            #expect(object(r.stdout.trimmingCharacters(in: .newlines))?.count == 12, "round \(round): \(r)")
+        }
+    }
+
     @Test(.timeLimit(.minutes(3)))
     func eightProcessesTimes200IncrementsEndAt1600() {
         let sb = Sandbox()
