@@ -91,11 +91,15 @@ public enum TransactionRunner {
         public var attempts: Int
     }
 
+    /// `beforeRetry` runs before each attempt after a stale one (with the attempt number), so a
+    /// caller can back off a little and let a crowd of writers thin out.
     public static func run(_ db: Database, path: Path, maxAttempts: Int,
+                           beforeRetry: (Int) -> Void = { _ in },
                            update: (Node) throws -> Node?) throws -> Outcome {
         var current = try db.get(path)
         var attempts = 0
         while attempts < maxAttempts {
+            if attempts > 0 { beforeRetry(attempts + 1) }
             attempts += 1
             guard let proposed = try update(current) else {
                 return Outcome(committed: false, value: current, attempts: attempts)

@@ -130,7 +130,9 @@ import RTDBCore
         _ = try t.db.set(path("/n"), .int(0))
         let other = t.another()
         var calls = 0
-        let outcome = try TransactionRunner.run(t.db, path: path("/n"), maxAttempts: 5) { current in
+        var pauses: [Int] = []
+        let outcome = try TransactionRunner.run(t.db, path: path("/n"), maxAttempts: 5,
+                                                beforeRetry: { pauses.append($0) }) { current in
             calls += 1
             if calls == 1 { _ = try other.set(path("/n"), .int(100)) }   // a concurrent writer
             guard case .int(let n) = current else { return .int(1) }
@@ -138,6 +140,7 @@ import RTDBCore
         }
         #expect(outcome.committed)
         #expect(outcome.attempts == 2)
+        #expect(pauses == [2])
         #expect(text(try t.db.get(path("/n"))) == "101")
     }
 

@@ -1,4 +1,9 @@
 import RTDBCore
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 enum TxCommand {
     static let spec = CommandSpec(
@@ -41,7 +46,12 @@ enum TxCommand {
         }
         let db = try inv.database()
         var aborted = false
-        let outcome = try TransactionRunner.run(db, path: path, maxAttempts: maxAttempts) { current in
+        // After a stale attempt, wait a random moment (growing with the attempts, at most 20 ms)
+        // so that many processes retrying the same path do not collide again in lockstep.
+        let backoff: (Int) -> Void = { attempt in
+            usleep(UInt32(Int.random(in: 0...(min(attempt, 10) * 2_000))))
+        }
+        let outcome = try TransactionRunner.run(db, path: path, maxAttempts: maxAttempts, beforeRetry: backoff) { current in
             var input: [UInt8] = []
             JSONWriter().write(current, into: &input)
             input.append(0x0A)
