@@ -107,16 +107,7 @@ public enum EventGenerator {
 
     /// The value a `value` event carries (see the invariants).
     static func viewValue(_ q: Query, _ node: Node) -> Node {
-        guard case .object(let all) = node else {
-            return (q.start == nil && q.end == nil && q.limit == nil) ? node : .null
-        }
-        if q.isUnfiltered { return node }
-        if q.limit == nil {
-            // Range only: the kept children are already in key order, no sort needed.
-            let kept = (q.start == nil && q.end == nil) ? all : all.filter { q.inRange($0.key, $0.node) }
-            return kept.isEmpty ? .null : .object(kept)
-        }
-        return q.windowValue(of: node)
+        q.windowValue(of: node)
     }
 
     // MARK: - Full diff

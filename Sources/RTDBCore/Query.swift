@@ -178,11 +178,16 @@ public struct Query: Sendable {
 
     }
 
-    /// The window as a value (an object in key order), as a `value` event carries it.
+    /// The window as a value (an object in key order), as a `value` event carries it. Without
+    /// bounds or a limit a primitive shows as itself, whatever the order; otherwise as null.
     public func windowValue(of node: Node) -> Node {
-        // Without bounds or a limit a primitive shows as itself, whatever the order.
-        guard node.isObject else { return start == nil && end == nil && limit == nil ? node : .null }
+        guard case .object(let all) = node else { return start == nil && end == nil && limit == nil ? node : .null }
         if isUnfiltered { return node }
+        if limit == nil {
+            // Range only: the kept children are already in key order, no sort needed.
+            let kept = (start == nil && end == nil) ? all : all.filter { inRange($0.key, $0.node) }
+            return kept.isEmpty ? .null : .object(kept)
+        }
         return Node.object(normalizing: window(of: node))
     }
 }
