@@ -91,15 +91,19 @@ public enum TransactionRunner {
         public var attempts: Int
     }
 
-    /// `beforeRetry` runs before each attempt after a stale one (with the attempt number), so a
-    /// caller can back off a little and let a crowd of writers thin out.
+    /// `backoff`, when given, runs before each attempt after a stale one (with the attempt
+    /// number) so a caller can pause a little and let a crowd of writers thin out; the value is
+    /// then read again, so the pause never makes the next attempt start from an older value.
     public static func run(_ db: Database, path: Path, maxAttempts: Int,
-                           beforeRetry: (Int) -> Void = { _ in },
+                           backoff: ((Int) -> Void)? = nil,
                            update: (Node) throws -> Node?) throws -> Outcome {
         var current = try db.get(path)
         var attempts = 0
         while attempts < maxAttempts {
-            if attempts > 0 { beforeRetry(attempts + 1) }
+            if attempts > 0, let backoff {
+                backoff(attempts + 1)
+                current = try db.get(path)
+            }
             attempts += 1
             guard let proposed = try update(current) else {
                 return Outcome(committed: false, value: current, attempts: attempts)

@@ -132,7 +132,7 @@ import RTDBCore
         var calls = 0
         var pauses: [Int] = []
         let outcome = try TransactionRunner.run(t.db, path: path("/n"), maxAttempts: 5,
-                                                beforeRetry: { pauses.append($0) }) { current in
+                                                backoff: { pauses.append($0) }) { current in
             calls += 1
             if calls == 1 { _ = try other.set(path("/n"), .int(100)) }   // a concurrent writer
             guard case .int(let n) = current else { return .int(1) }
@@ -142,6 +142,25 @@ import RTDBCore
         #expect(outcome.attempts == 2)
         #expect(pauses == [2])
         #expect(text(try t.db.get(path("/n"))) == "101")
+    }
+
+    @Test func valueIsReadAgainAfterTheBackoffPause() throws {
+        // A write that lands during the pause must be the next attempt's input, or the pause
+        // would only make that attempt stale too.
+        let t = TempDatabase()
+        _ = try t.db.set(path("/n"), .int(0))
+        let other = t.another()
+        var calls = 0
+        let outcome = try TransactionRunner.run(t.db, path: path("/n"), maxAttempts: 5,
+                                                backoff: { _ in _ = try? other.set(path("/n"), .int(500)) }) { current in
+            calls += 1
+            if calls == 1 { _ = try other.set(path("/n"), .int(100)) }
+            guard case .int(let n) = current else { return .int(1) }
+            return .int(n + 1)
+        }
+        #expect(outcome.committed)
+        #expect(outcome.attempts == 2)
+        #expect(text(try t.db.get(path("/n"))) == "501")
     }
 
     @Test func transactionAbortWritesNothing() throws {

@@ -46,12 +46,13 @@ enum TxCommand {
         }
         let db = try inv.database()
         var aborted = false
-        // After a stale attempt, wait a random moment (growing with the attempts, at most 20 ms)
-        // so that many processes retrying the same path do not collide again in lockstep.
+        // After a stale attempt, wait a random moment (growing with the attempts, at most 10 ms)
+        // so that processes retrying the same path do not collide again in lockstep; the value
+        // is read afresh after the pause.
         let backoff: (Int) -> Void = { attempt in
-            usleep(UInt32(Int.random(in: 0...(min(attempt, 10) * 2_000))))
+            usleep(UInt32(Int.random(in: 0...(min(attempt, 10) * 1_000))))
         }
-        let outcome = try TransactionRunner.run(db, path: path, maxAttempts: maxAttempts, beforeRetry: backoff) { current in
+        let outcome = try TransactionRunner.run(db, path: path, maxAttempts: maxAttempts, backoff: backoff) { current in
             var input: [UInt8] = []
             JSONWriter().write(current, into: &input)
             input.append(0x0A)
