@@ -41,7 +41,7 @@ import Darwin
 
     struct Outcome {
         var killed: Bool          // the process died of SIGKILL (it had not finished)
-        var midWrite: Bool        // …after its write had visibly started (the WAL was growing)
+        var midWrite: Bool        // …after its write had visibly started (the WAL had grown past the seed)
     }
 
     /// Starts `argv` (an rtdb command writing /big in `db`), kills it at `point`, then checks the
@@ -52,6 +52,8 @@ import Darwin
         let seed = sb.rtdb("--db", db, "set", "/keep", "{\"x\":1}", "-q")
         #expect(seed.status == 0, "\(seed)", sourceLocation: sourceLocation)
         let wal = db + "-wal"
+        // The seed left frames in the WAL: only growth beyond them shows the big write under way.
+        let walBefore = CrashSafetyTests.fileSize(wal) ?? 0
 
         let name = "crash-\(UUID().uuidString.prefix(8))"
         let child = try #require(sb.background([Binary.rtdb, "--db", db] + argv, stdinPath: stdinPath, name: name),
@@ -98,7 +100,7 @@ import Darwin
         }
         // The file takes new writes.
         expectOK(sb.rtdb("--db", db, "set", "/after", "1"), "{\"path\":\"/after\",\"value\":1}\n", sourceLocation: sourceLocation)
-        return Outcome(killed: killed, midWrite: killed && walAtKill > 0)
+        return Outcome(killed: killed, midWrite: killed && walAtKill > walBefore)
     }
 
     @Test(.timeLimit(.minutes(3)))
