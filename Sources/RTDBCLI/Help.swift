@@ -22,8 +22,8 @@ enum Help {
     }
 
     static func command(_ c: CommandSpec) -> String {
-        var s = "usage: \(c.usage)\n\n\(c.summary).\n"
-        if !c.description.isEmpty { s += "\n" + c.description + "\n" }
+        var s = "usage: \(c.usage)\n\n\(c.summary.prefix(1).uppercased() + c.summary.dropFirst()).\n"
+        if !c.description.isEmpty { s += "\n" + wrap(c.description, width: 90) + "\n" }
         if !c.arguments.isEmpty {
             s += "\nArguments:\n"
             let width = c.arguments.map(\.name.count).max() ?? 0
@@ -38,6 +38,21 @@ enum Help {
             for e in c.examples { s += "  " + e + "\n" }
         }
         return s
+    }
+
+    /// `text` broken into lines of at most `width` characters at spaces.
+    static func wrap(_ text: String, width: Int) -> String {
+        var lines: [String] = []
+        var line = ""
+        for word in text.split(separator: " ") {
+            if !line.isEmpty && line.count + 1 + word.count > width {
+                lines.append(line)
+                line = ""
+            }
+            line += (line.isEmpty ? "" : " ") + word
+        }
+        if !line.isEmpty { lines.append(line) }
+        return lines.joined(separator: "\n")
     }
 
     static func label(_ o: OptionSpec) -> String {
