@@ -148,8 +148,6 @@ final class Connection {
         return try s.step() ? s.string(0) : nil
     }
 
-    var changes: Int { Int(sqlite3_changes(handle)) }
-
     /// False while a transaction is open on this connection.
     var autocommit: Bool { sqlite3_get_autocommit(handle) != 0 }
 }
@@ -218,6 +216,4 @@ final class Statement {
         let n = Int(sqlite3_column_bytes(handle, col))
         return UnsafeBufferPointer(start: p, count: p == nil ? 0 : n)
     }
-
-    func isNull(_ col: Int32) -> Bool { sqlite3_column_type(handle, col) == SQLITE_NULL }
 }
