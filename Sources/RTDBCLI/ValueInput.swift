@@ -3,9 +3,9 @@ import RTDBCore
 /// Where a command's VALUE comes from: a JSON argument, `-` (stdin), `--string`, `--file`, or
 /// (for set) `--server-timestamp`. Exactly one source is allowed.
 enum ValueInput {
-    /// The JSON bytes of the value, after checking that exactly one source was given.
+    /// Where the value comes from, after checking that exactly one source was given.
     /// `args` are the positionals after PATH.
-    static func bytes(_ inv: Invocation, args: ArraySlice<String>, allowServerTimestamp: Bool = false) throws -> ValueSource {
+    static func source(_ inv: Invocation, args: ArraySlice<String>, allowServerTimestamp: Bool = false) throws -> ValueSource {
         var sources: [ValueSource] = []
         if let text = args.first { sources.append(text == "-" ? .stdin : .json(text)) }
         if args.count > 1 {

@@ -25,7 +25,7 @@ enum PushCommand {
             let bytes = try readAll(fd: 0, limit: Limits.maxWriteBytes, what: "stdin")
             values = try lines(bytes, at: sample)
         } else {
-            let value = try ValueInput.bytes(inv, args: inv.positionals.dropFirst()).node()
+            let value = try ValueInput.source(inv, args: inv.positionals.dropFirst()).node()
             try WriteCheck.value(value, at: sample)
             values = [value]
         }

@@ -14,7 +14,7 @@ enum SetCommand {
     static func run(_ inv: Invocation) throws {
         guard let first = inv.positionals.first else { throw inv.usageError("set: missing PATH") }
         let path = try inv.path(first)
-        let source = try ValueInput.bytes(inv, args: inv.positionals.dropFirst(), allowServerTimestamp: true)
+        let source = try ValueInput.source(inv, args: inv.positionals.dropFirst(), allowServerTimestamp: true)
         try WriteCheck.writable(path)
         let value = try source.node()
         try WriteCheck.value(value, at: path)

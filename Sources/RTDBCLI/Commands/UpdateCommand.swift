@@ -16,7 +16,7 @@ enum UpdateCommand {
     static func run(_ inv: Invocation) throws {
         guard let first = inv.positionals.first else { throw inv.usageError("update: missing PATH") }
         let path = try inv.path(first)
-        let source = try ValueInput.bytes(inv, args: inv.positionals.dropFirst())
+        let source = try ValueInput.source(inv, args: inv.positionals.dropFirst())
         try WriteCheck.writable(path)
         let bytes = try source.jsonBytes() ?? []
         guard let raw = try bytes.withUnsafeBufferPointer({ try JSONReader.parseEntries($0) }) else {
@@ -24,22 +24,17 @@ enum UpdateCommand {
         }
         let entries = try WriteCheck.update(raw, at: path)
         let applied = try inv.database().update(path, entries)
-        let shown = Node.object(normalizing: applied.map {
-            Node.Entry($0.path.keys.joined(separator: "/"), $0.value.isNull ? .null : $0.value)
-        })
         let out = inv.output()
-        try out.record([("path", .string(path.description)), ("value", .node(UpdateCommand.withNulls(shown, applied)))])
+        try out.record([("path", .string(path.description)), ("value", .node(shown(applied)))])
         try out.flush()
     }
 
-    /// The printed update keeps deletions visible as `null` entries.
-    static func withNulls(_ node: Node, _ applied: [(path: Path, value: Node)]) -> Node {
-        if !applied.contains(where: { $0.value.isNull }) { return node }
-        var list = node.children
-        for a in applied where a.value.isNull {
-            list.append(Node.Entry(a.path.keys.joined(separator: "/"), .null))
-        }
-        let keyed = list.map { (SortableKey($0.key), $0) }.sorted { SortableKey.compare($0.0, $1.0) < 0 }
+    /// The update as printed: its keys (relative paths) in key order, server values resolved,
+    /// deletions kept visible as `null` (so this object is for display, not stored data).
+    static func shown(_ applied: [(path: Path, value: Node)]) -> Node {
+        let entries = applied.map { Node.Entry($0.path.keys.joined(separator: "/"), $0.value) }
+        if entries.isEmpty { return .null }
+        let keyed = entries.map { (SortableKey($0.key), $0) }.sorted { SortableKey.compare($0.0, $1.0) < 0 }
         return .object(keyed.map { $0.1 })
     }
 }
