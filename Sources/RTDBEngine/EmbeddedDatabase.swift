@@ -25,7 +25,10 @@ public final class EmbeddedDatabase: Database {
     public var pollMicros: UInt32 = 2_000
 
     private var conn: Connection?
-    private var schemaReady = false
+    /// The tables exist (seen by a read or created by a write); they are never dropped.
+    private var hasSchema = false
+    /// The writer's pragmas are set and the tables exist.
+    private var writerReady = false
 
     static let schemaVersion: Int64 = 1
     static let logKeep: Int64 = 10_000
@@ -54,12 +57,18 @@ public final class EmbeddedDatabase: Database {
         return stat(file, &st) == 0
     }
 
-    /// The connection for reading, or nil when the file does not exist yet (nothing stored).
+    /// The connection for reading, or nil while nothing is stored: no file yet, or a file
+    /// whose tables another process has not created yet.
     func readConnection() throws -> Connection? {
-        if let conn { return conn }
-        guard fileExists() else { return nil }
-        let c = try Connection(file: file, create: false, timeoutSeconds: timeoutSeconds)
-        conn = c
+        if conn == nil {
+            guard fileExists() else { return nil }
+            conn = try Connection(file: file, create: false, timeoutSeconds: timeoutSeconds)
+        }
+        guard let c = conn else { return nil }
+        if !hasSchema {
+            guard try c.integer("PRAGMA user_version") == EmbeddedDatabase.schemaVersion else { return nil }
+            hasSchema = true
+        }
         return c
     }
 
@@ -73,7 +82,7 @@ public final class EmbeddedDatabase: Database {
             c = try Connection(file: file, create: true, timeoutSeconds: timeoutSeconds)
             conn = c
         }
-        if !schemaReady {
+        if !writerReady {
             if try c.text("PRAGMA journal_mode") != "wal" {
                 _ = try c.text("PRAGMA journal_mode=WAL")
             }
@@ -93,7 +102,8 @@ public final class EmbeddedDatabase: Database {
                     throw error
                 }
             }
-            schemaReady = true
+            hasSchema = true
+            writerReady = true
         }
         return c
     }
@@ -114,17 +124,14 @@ public final class EmbeddedDatabase: Database {
         }
     }
 
-    /// Runs `body` in a read transaction (a consistent snapshot across statements).
-    private func reading<T>(_ empty: T, _ body: (Connection) throws -> T) throws -> T {
+    /// Runs `body` in a read transaction (a consistent snapshot across statements), or answers
+    /// `empty` while nothing is stored.
+    func reading<T>(_ empty: T, _ body: (Connection) throws -> T) throws -> T {
         try retryingWhileBusy {
             guard let c = try readConnection() else { return empty }
             try c.exec("BEGIN")
             defer { try? c.exec("COMMIT") }
-            do {
-                return try body(c)
-            } catch let e as RTDBError where e.message.contains("no such table") {
-                return empty   // a file that holds no data yet
-            }
+            return try body(c)
         }
     }
 
@@ -176,10 +183,8 @@ public final class EmbeddedDatabase: Database {
 
     public func query(_ path: Path, _ query: Query) throws -> [Node.Entry] {
         try reading([]) { c in
-            if case .key = query.order {
-                return query.window(of: try read(c, path))
-            }
-            if query.limit != nil {
+            // A limited value/child order needs only each child's sort value to pick the window.
+            if case .key = query.order {} else if query.limit != nil {
                 return try indexedWindow(c, path, query)
             }
             return query.window(of: try read(c, path))
@@ -216,17 +221,15 @@ public final class EmbeddedDatabase: Database {
             let now = clock()
             var out: [Node.Entry] = []
             out.reserveCapacity(values.count)
+            // New keys hold nothing yet: only a leaf at the list or above it is replaced.
+            try removeAncestorLeaves(c, of: path.appending("_"))
             let rows = try LeafRows(c)
             for v in values {
                 let key = pushIDs.next(now: now)
                 let child = path.appending(key)
                 let resolved = try ServerValues.resolve(v, at: child, now: now) { try readForIncrement(c, $0) }
-                if out.isEmpty {
-                    try write(c, child, resolved)
-                } else {
-                    var enc = EmbeddedDatabase.encode(child)
-                    try insert(rows, resolved, &enc)
-                }
+                var enc = EmbeddedDatabase.encode(child)
+                try insert(rows, resolved, &enc)
                 out.append(Node.Entry(key, resolved))
             }
             try rows.flush()

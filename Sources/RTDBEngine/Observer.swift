@@ -49,16 +49,8 @@ extension EmbeddedDatabase {
     /// Reads the log after `seq` and the data it touched at `path`, in one snapshot.
     /// Returns nil when nothing changed at or below `path`.
     func changes(at path: Path, after seq: Int64, current: Node) throws -> (seq: Int64, value: Node, keys: [String]?)? {
-        try retryingWhileBusy {
-            guard let c = try readConnection() else { return nil }
-            try c.exec("BEGIN")
-            defer { try? c.exec("COMMIT") }
-            let s: Statement
-            do {
-                s = try c.statement("SELECT seq, paths FROM log WHERE seq > ?1 ORDER BY seq")
-            } catch let e as RTDBError where e.message.contains("no such table") {
-                return nil
-            }
+        try reading(nil) { c in
+            let s = try c.statement("SELECT seq, paths FROM log WHERE seq > ?1 ORDER BY seq")
             s.bind(1, int: seq)
             var last = seq
             var whole = false
@@ -93,16 +85,8 @@ extension EmbeddedDatabase {
 
     /// The current value at `path` and the log position it reflects, in one snapshot.
     func snapshot(_ path: Path) throws -> (seq: Int64, value: Node)? {
-        try retryingWhileBusy {
-            guard let c = try readConnection() else { return nil }
-            try c.exec("BEGIN")
-            defer { try? c.exec("COMMIT") }
-            do {
-                let seq = try c.integer("SELECT COALESCE(MAX(seq), 0) FROM log") ?? 0
-                return (seq, try read(c, path))
-            } catch let e as RTDBError where e.message.contains("no such table") {
-                return (0, .null)
-            }
+        try reading(nil) { c in
+            (try c.integer("SELECT COALESCE(MAX(seq), 0) FROM log") ?? 0, try read(c, path))
         }
     }
 

@@ -114,23 +114,26 @@ extension EmbeddedDatabase {
     /// Replaces the value at `path` with `value` (already resolved).
     func write(_ c: Connection, _ path: Path, _ value: Node) throws {
         var enc = EmbeddedDatabase.encode(path)
-        // A leaf at any ancestor would shadow the new value: remove it.
-        if !path.isRoot {
-            let del = try c.statement("DELETE FROM data WHERE path = ?1")
-            var prefix: [UInt8] = []
-            del.bind(1, text: "")
-            try del.run()
-            for key in path.keys.dropLast() {
-                if !prefix.isEmpty { prefix.append(UInt8(ascii: "/")) }
-                prefix.append(contentsOf: key.utf8)
-                prefix.withUnsafeBufferPointer { del.bind(1, bytes: $0) }
-                try del.run()
-            }
-        }
+        try removeAncestorLeaves(c, of: path)
         try deleteSubtree(c, enc)
         let rows = try LeafRows(c)
         try insert(rows, value, &enc)
         try rows.flush()
+    }
+
+    /// Removes a leaf at any proper ancestor of `path`: it would shadow a value written there.
+    func removeAncestorLeaves(_ c: Connection, of path: Path) throws {
+        if path.isRoot { return }
+        let del = try c.statement("DELETE FROM data WHERE path = ?1")
+        var prefix: [UInt8] = []
+        del.bind(1, text: "")
+        try del.run()
+        for key in path.keys.dropLast() {
+            if !prefix.isEmpty { prefix.append(UInt8(ascii: "/")) }
+            prefix.append(contentsOf: key.utf8)
+            prefix.withUnsafeBufferPointer { del.bind(1, bytes: $0) }
+            try del.run()
+        }
     }
 
     func deleteSubtree(_ c: Connection, _ enc: [UInt8]) throws {
