@@ -130,11 +130,26 @@ public struct Query: Sendable {
             // Children are stored in key order already.
             return Query.applyLimit(limit, to: list)
         }
-        let keyed = list.map { (key: SortableKey($0.key), value: indexValue($0.node), entry: $0) }
-        return Query.ordered(keyed, limit: limit) { a, b in
-            let c = ValueOrder.compare(a.value, b.value)
+        let ranked = list.map { Ranked(key: SortableKey($0.key), sortValue: indexValue($0.node), entry: $0) }
+        return Query.ordered(ranked, limit: limit, by: Ranked.less).map(\.entry)
+    }
+
+    /// A child with its sort value, for ordering by value or child.
+    public struct Ranked: Sendable {
+        public var key: SortableKey
+        public var sortValue: Node
+        public var entry: Node.Entry
+        public init(key: SortableKey, sortValue: Node, entry: Node.Entry) {
+            self.key = key
+            self.sortValue = sortValue
+            self.entry = entry
+        }
+
+        /// Index order: sort values, then keys.
+        public static func less(_ a: Ranked, _ b: Ranked) -> Bool {
+            let c = ValueOrder.compare(a.sortValue, b.sortValue)
             return c != 0 ? c < 0 : SortableKey.compare(a.key, b.key) < 0
-        }.map(\.entry)
+        }
     }
 
     static func applyLimit<T>(_ limit: Limit?, to list: [T]) -> [T] {
@@ -175,7 +190,6 @@ public struct Query: Sendable {
             }
         }
         return best
-
     }
 
     /// The window as a value (an object in key order), as a `value` event carries it. Without

@@ -264,13 +264,11 @@ extension EmbeddedDatabase {
             }
         }
         // Choose the window on sort values alone, then read only the chosen children.
-        let scored = entries.filter { query.inRange($0.key, sortValue: $0.node) }
-            .map { (key: SortableKey($0.key), value: $0.node) }
-        let chosen = Query.ordered(scored, limit: query.limit) { a, b in
-            let c = ValueOrder.compare(a.value, b.value)
-            return c != 0 ? c < 0 : SortableKey.compare(a.key, b.key) < 0
-        }
-        return try chosen.map { Node.Entry($0.key.key, try read(c, path.appending($0.key.key))) }
+        // (`entries` holds each child's sort value in place of the child.)
+        let ranked = entries.filter { query.inRange($0.key, sortValue: $0.node) }
+            .map { Query.Ranked(key: SortableKey($0.key), sortValue: $0.node, entry: $0) }
+        let chosen = Query.ordered(ranked, limit: query.limit, by: Query.Ranked.less)
+        return try chosen.map { Node.Entry($0.entry.key, try read(c, path.appending($0.entry.key))) }
     }
 }
 
