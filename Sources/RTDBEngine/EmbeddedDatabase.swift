@@ -29,6 +29,11 @@ public final class EmbeddedDatabase: Database {
     private var hasSchema = false
     /// The writer's pragmas are set and the tables exist.
     private var writerReady = false
+    /// Inside `beginBatch()` … `commitBatch()`: writes share one transaction (see Batch.swift).
+    var batching = false
+    var batchOpen = false
+    /// The `changes` table is known to exist (ChangeFeed.swift).
+    var changesTableReady = false
 
     static let schemaVersion: Int64 = 1
     static let logKeep: Int64 = 10_000
@@ -73,7 +78,7 @@ public final class EmbeddedDatabase: Database {
     }
 
     /// The connection for writing: creates parent folders and the file on first write.
-    private func writeConnection() throws -> Connection {
+    func writeConnection() throws -> Connection {
         let c: Connection
         if let existing = conn {
             c = existing
@@ -127,7 +132,8 @@ public final class EmbeddedDatabase: Database {
     /// Runs `body` in a read transaction (a consistent snapshot across statements), or answers
     /// `empty` while nothing is stored.
     func reading<T>(_ empty: T, _ body: (Connection) throws -> T) throws -> T {
-        try retryingWhileBusy {
+        if batchOpen, let c = conn { return try body(c) }   // inside the batch's transaction
+        return try retryingWhileBusy {
             guard let c = try readConnection() else { return empty }
             try c.exec("BEGIN")
             defer { try? c.exec("COMMIT") }
@@ -153,7 +159,8 @@ public final class EmbeddedDatabase: Database {
 
     /// Runs `body` in a write transaction; commits when it returns, rolls back when it throws.
     private func writing<T>(_ body: (Connection) throws -> T) throws -> T {
-        try retryingWhileBusy {
+        if batching { return try writingInBatch(body) }
+        return try retryingWhileBusy {
             let c = try writeConnection()
             try c.exec("BEGIN IMMEDIATE")
             do {
@@ -196,7 +203,7 @@ public final class EmbeddedDatabase: Database {
             let now = clock()
             let resolved = try ServerValues.resolve(value, at: path, now: now) { try readForIncrement(c, $0) }
             try write(c, path, resolved)
-            try log(c, [path])
+            try log(c, [path], .set(path, resolved))
             return resolved
         }
     }
@@ -210,7 +217,8 @@ public final class EmbeddedDatabase: Database {
             }
             for e in resolved { try write(c, path.appending(e.path), e.value) }
             if !resolved.isEmpty {
-                try log(c, resolved.count > EmbeddedDatabase.logMaxPaths ? [path] : resolved.map { path.appending($0.path) })
+                try log(c, resolved.count > EmbeddedDatabase.logMaxPaths ? [path] : resolved.map { path.appending($0.path) },
+                        .update(path, resolved))
             }
             return resolved
         }
@@ -234,7 +242,8 @@ public final class EmbeddedDatabase: Database {
             }
             try rows.flush()
             if !out.isEmpty {
-                try log(c, out.count > EmbeddedDatabase.logMaxPaths ? [path] : out.map { path.appending($0.key) })
+                try log(c, out.count > EmbeddedDatabase.logMaxPaths ? [path] : out.map { path.appending($0.key) },
+                        .update(path, out.map { (path: Path(validatedKeys: [$0.key]), value: $0.node) }))
             }
             return out
         }
@@ -246,7 +255,7 @@ public final class EmbeddedDatabase: Database {
             guard current.same(as: expected) else { return .stale(current: current) }
             let resolved = try ServerValues.resolve(value, at: path, now: clock()) { try readForIncrement(c, $0) }
             try write(c, path, resolved)
-            try log(c, [path])
+            try log(c, [path], .set(path, resolved))
             return .committed(resolved)
         }
     }
@@ -255,7 +264,7 @@ public final class EmbeddedDatabase: Database {
         try writing { c in
             let new = ServerValues.increment(try readForIncrement(c, path), by: delta)
             try write(c, path, new)
-            try log(c, [path])
+            try log(c, [path], .set(path, new))
             return new
         }
     }

@@ -168,17 +168,22 @@ extension EmbeddedDatabase {
         }
     }
 
-    /// Records the touched paths for watchers and trims old log entries.
-    func log(_ c: Connection, _ paths: [Path]) throws {
+    /// Records the touched paths for watchers, and what was written for the change feed
+    /// (ChangeFeed.swift), then trims old entries of both.
+    func log(_ c: Connection, _ paths: [Path], _ change: LoggedChange) throws {
         let text = paths.map { EmbeddedDatabase.encodeString($0) }.joined(separator: "\n")
         let ins = try c.statement("INSERT INTO log(paths) VALUES(?1)")
         ins.bind(1, text: text)
         try ins.run()
         let seq = Int64(sqlite3_last_insert_rowid(c.handle))
+        try recordChange(c, seq: seq, change)
         if seq % 100 == 0 {
             let trim = try c.statement("DELETE FROM log WHERE seq <= ?1")
             trim.bind(1, int: seq - EmbeddedDatabase.logKeep)
             try trim.run()
+            let trimChanges = try c.statement("DELETE FROM changes WHERE seq <= ?1")
+            trimChanges.bind(1, int: seq - EmbeddedDatabase.logKeep)
+            try trimChanges.run()
         }
     }
 

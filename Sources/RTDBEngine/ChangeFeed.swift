@@ -1,0 +1,180 @@
+import CSQLite
+import RTDBCore
+
+/// What one committed write did, as a server needs it to tell its clients: a set replaces the
+/// value at a path; an update replaces several paths relative to a base, all at once (a push is
+/// an update of the new children).
+public enum LoggedChange: Sendable {
+    case set(Path, Node)
+    case update(Path, [(path: Path, value: Node)])
+}
+
+/// One entry of the change feed, in commit order.
+public struct FeedEntry: Sendable {
+    public var seq: Int64
+    public var change: LoggedChange
+    /// False when the write was too large to record (or was made by an older release): the
+    /// values in `change` were then read after the fact and may include later writes.
+    public var exact: Bool
+}
+
+/// The change feed: every write appends, beside its `log` row (the touched paths, which the
+/// `watch` observer reads), a `changes` row with the operation and the resolved data it wrote,
+/// so a reader in another process can replay writes one by one, in commit order, as the writer
+/// made them (a set stays a set, a multi-path update stays one update). Data over
+/// `changeDataLeaves` leaves is not copied: readers then read the current value instead.
+extension EmbeddedDatabase {
+    static let changeDataLeaves = 10_000
+
+    func recordChange(_ c: Connection, seq: Int64, _ change: LoggedChange) throws {
+        if !changesTableReady {
+            try c.exec("CREATE TABLE IF NOT EXISTS changes(seq INTEGER PRIMARY KEY, op TEXT NOT NULL, base TEXT NOT NULL, data TEXT)")
+            changesTableReady = true
+        }
+        let ins = try c.statement("INSERT INTO changes(seq, op, base, data) VALUES(?1, ?2, ?3, ?4)")
+        ins.bind(1, int: seq)
+        var data: [UInt8]? = nil
+        switch change {
+        case .set(let path, let value):
+            ins.bind(2, text: "set")
+            ins.bind(3, text: EmbeddedDatabase.encodeString(path))
+            if value.leafCount <= EmbeddedDatabase.changeDataLeaves {
+                var out: [UInt8] = []
+                JSONWriter().write(value, into: &out)
+                data = out
+            }
+        case .update(let base, let entries):
+            ins.bind(2, text: "update")
+            ins.bind(3, text: EmbeddedDatabase.encodeString(base))
+            if entries.reduce(0, { $0 + max(1, $1.value.leafCount) }) <= EmbeddedDatabase.changeDataLeaves {
+                // [[relative path, value], …]: keys of a JSON object would not keep `a/b` apart
+                // from nesting, and nulls (deletes) must survive.
+                var out: [UInt8] = [UInt8(ascii: "[")]
+                for (i, e) in entries.enumerated() {
+                    if i > 0 { out.append(UInt8(ascii: ",")) }
+                    out.append(UInt8(ascii: "["))
+                    JSONWriter.appendString(EmbeddedDatabase.encodeString(e.path), to: &out)
+                    out.append(UInt8(ascii: ","))
+                    JSONWriter().write(e.value, into: &out)
+                    out.append(UInt8(ascii: "]"))
+                }
+                out.append(UInt8(ascii: "]"))
+                data = out
+            }
+        }
+        if let data {
+            data.withUnsafeBufferPointer { ins.bind(4, bytes: $0) }
+        } else {
+            sqlite3_bind_null(ins.handle, 4)
+        }
+        try ins.run()
+    }
+
+    /// The newest log position (0 when nothing was ever written).
+    public func latestSeq() throws -> Int64 {
+        try reading(0) { c in try c.integer("SELECT COALESCE(MAX(seq), 0) FROM log") ?? 0 }
+    }
+
+    /// The value at `path` and the log position it reflects, in one snapshot.
+    public func snapshot(at path: Path) throws -> (seq: Int64, value: Node) {
+        try snapshot(path) ?? (0, .null)
+    }
+
+    /// A query's window and the log position it reflects, in one snapshot.
+    public func querySnapshot(_ path: Path, _ query: Query) throws -> (seq: Int64, entries: [Node.Entry]) {
+        try reading((0, [])) { c in
+            let seq = try c.integer("SELECT COALESCE(MAX(seq), 0) FROM log") ?? 0
+            if case .key = query.order {} else if query.limit != nil {
+                return (seq, try indexedWindow(c, path, query))
+            }
+            return (seq, query.window(of: try read(c, path)))
+        }
+    }
+
+    /// The writes committed after `seq`, at most `max` of them, in commit order. `gap` is true
+    /// when entries after `seq` were already trimmed from the log: the reader has missed writes
+    /// and must read its locations again.
+    public func feed(after seq: Int64, max: Int = 1_000) throws -> (entries: [FeedEntry], gap: Bool) {
+        try reading(([], false)) { c in
+            if !changesTableReady {
+                guard try c.integer("SELECT count(*) FROM sqlite_master WHERE name = 'changes'") == 1 else {
+                    return try feedFromLog(c, after: seq, max: max)
+                }
+                changesTableReady = true
+            }
+            let s = try c.statement("""
+                SELECT log.seq, log.paths, changes.op, changes.base, changes.data
+                FROM log LEFT JOIN changes ON changes.seq = log.seq
+                WHERE log.seq > ?1 ORDER BY log.seq LIMIT ?2
+                """)
+            s.bind(1, int: seq)
+            s.bind(2, int: Int64(max))
+            defer { s.reset() }
+            var out: [FeedEntry] = []
+            while try s.step() {
+                let n = s.int(0)
+                if out.isEmpty && n != seq + 1 && seq > 0 { return ([], true) }
+                if sqlite3_column_type(s.handle, 4) != SQLITE_NULL,
+                   let change = try EmbeddedDatabase.decodeChange(op: s.string(2), base: s.string(3), data: s.bytes(4)) {
+                    out.append(FeedEntry(seq: n, change: change, exact: true))
+                } else {
+                    out.append(FeedEntry(seq: n, change: try changeFromPaths(c, s.string(1)), exact: false))
+                }
+            }
+            return (out, false)
+        }
+    }
+
+    private func feedFromLog(_ c: Connection, after seq: Int64, max: Int) throws -> (entries: [FeedEntry], gap: Bool) {
+        let s = try c.statement("SELECT seq, paths FROM log WHERE seq > ?1 ORDER BY seq LIMIT ?2")
+        s.bind(1, int: seq)
+        s.bind(2, int: Int64(max))
+        defer { s.reset() }
+        var out: [FeedEntry] = []
+        while try s.step() {
+            let n = s.int(0)
+            if out.isEmpty && n != seq + 1 && seq > 0 { return ([], true) }
+            out.append(FeedEntry(seq: n, change: try changeFromPaths(c, s.string(1)), exact: false))
+        }
+        return (out, false)
+    }
+
+    static func decodePath(_ text: String) -> Path {
+        Path(validatedKeys: text.isEmpty ? [] : text.split(separator: "/", omittingEmptySubsequences: false).map(String.init))
+    }
+
+    static func decodeChange(op: String, base: String, data: UnsafeBufferPointer<UInt8>) throws -> LoggedChange? {
+        let basePath = decodePath(base)
+        switch op {
+        case "set":
+            return .set(basePath, try JSONReader.parse(data))
+        case "update":
+            // Arrays parse as objects keyed "0", "1", …; each item is [path, value].
+            let list = try JSONReader.parse(data)
+            var entries: [(path: Path, value: Node)] = []
+            for item in list.children {
+                guard case .string(let rel) = item.node.child("0") else { return nil }
+                entries.append((decodePath(rel), item.node.child("1")))
+            }
+            return .update(basePath, entries)
+        default:
+            return nil
+        }
+    }
+
+    /// A write known only by the paths it touched: their current values.
+    private func changeFromPaths(_ c: Connection, _ text: String) throws -> LoggedChange {
+        let paths = text.split(separator: "\n", omittingEmptySubsequences: false).map { EmbeddedDatabase.decodePath(String($0)) }
+        if paths.count == 1 { return .set(paths[0], try read(c, paths[0])) }
+        var base = paths[0].keys
+        for p in paths.dropFirst() {
+            var n = 0
+            while n < base.count, n < p.count, KeyOrder.same(base[n], p.keys[n]) { n += 1 }
+            base.removeSubrange(n...)
+        }
+        let basePath = Path(validatedKeys: base)
+        return .update(basePath, try paths.map { p in
+            (path: Path(validatedKeys: Array(p.keys[base.count...])), value: try read(c, p))
+        })
+    }
+}

@@ -1,0 +1,132 @@
+import Testing
+import RTDBCore
+@testable import RTDBEngine
+
+/// The change feed replays writes from any connection one by one, as they were made.
+@Suite struct ChangeFeedTests {
+    func describe(_ e: FeedEntry) -> String {
+        switch e.change {
+        case .set(let p, let v): return "set \(p) \(text(v))"
+        case .update(let p, let list):
+            return "update \(p) " + list.map { "\($0.path)=\(text($0.value))" }.joined(separator: " ")
+        }
+    }
+
+    @Test func everyKindOfWriteIsRecordedInCommitOrder() throws {
+        let t = TempDatabase()
+        let writer = t.another()
+        _ = try writer.set(path("/a"), json(#"{"x":1}"#))
+        _ = try writer.update(path("/a"), [(path("y/z"), .int(2)), (path("x"), .null)])
+        _ = try writer.increment(path("/n"), by: .int(5))
+        _ = try writer.compareAndSet(path("/n"), expected: .int(5), value: .int(6))
+        _ = try writer.set(path("/a"), .null)
+        let feed = try t.db.feed(after: 0)
+        #expect(!feed.gap)
+        #expect(feed.entries.map(\.seq) == [1, 2, 3, 4, 5])
+        #expect(feed.entries.filter { !$0.exact }.isEmpty)
+        #expect(feed.entries.map { describe($0) } == [
+            #"set /a {"x":1}"#,
+            "update /a /y/z=2 /x=null",
+            "set /n 5",
+            "set /n 6",
+            "set /a null",
+        ])
+        // Reading from a later position returns only what follows it.
+        #expect(try t.db.feed(after: 3).entries.map(\.seq) == [4, 5])
+        #expect(try t.db.feed(after: 5).entries.isEmpty)
+        #expect(try t.db.latestSeq() == 5)
+    }
+
+    @Test func aPushIsOneUpdateOfTheNewChildren() throws {
+        let t = TempDatabase()
+        let added = try t.db.push(path("/list"), [.int(1), .string("two")])
+        let feed = try t.db.feed(after: 0)
+        #expect(feed.entries.count == 1)
+        guard case .update(let base, let list) = feed.entries[0].change else {
+            Issue.record("push should be an update"); return
+        }
+        #expect(base.description == "/list")
+        #expect(list.map { $0.path.description } == added.map { "/" + $0.key })
+        #expect(list.map { text($0.value) } == ["1", #""two""#])
+    }
+
+    @Test func serverValuesAreRecordedResolved() throws {
+        let t = TempDatabase(clock: { 1_700_000_000_000 })
+        _ = try t.db.set(path("/t"), json(#"{"at":{".sv":"timestamp"}}"#))
+        #expect(try t.db.feed(after: 0).entries.map { describe($0) } == [#"set /t {"at":1700000000000}"#])
+    }
+
+    @Test func aLargeWriteIsReadBackFromTheData() throws {
+        let t = TempDatabase()
+        var entries: [Node.Entry] = []
+        for i in 0..<(EmbeddedDatabase.changeDataLeaves + 1) { entries.append(Node.Entry("k\(i)", .int(Int64(i)))) }
+        let big = Node.object(normalizing: entries)
+        _ = try t.db.set(path("/big"), big)
+        let e = try t.db.feed(after: 0).entries
+        #expect(e.count == 1)
+        #expect(e[0].exact == false)
+        guard case .set(let p, let v) = e[0].change else { Issue.record("expected a set"); return }
+        #expect(p.description == "/big")
+        #expect(v.same(as: big))
+    }
+
+    @Test func trimmedEntriesAreReportedAsAGap() throws {
+        let t = TempDatabase()
+        _ = try t.db.set(path("/a"), .int(1))
+        _ = try t.db.set(path("/a"), .int(2))
+        _ = try t.db.set(path("/a"), .int(3))
+        // Simulate trimming: drop the first two entries.
+        let raw = try Connection(file: t.file, create: false, timeoutSeconds: 1)
+        try raw.exec("DELETE FROM log WHERE seq <= 2; DELETE FROM changes WHERE seq <= 2")
+        #expect(try t.db.feed(after: 1).gap)
+        #expect(try t.db.feed(after: 2).entries.map(\.seq) == [3])
+    }
+
+    @Test func aFileFromBeforeTheFeedReadsPathsAsTheirCurrentValues() throws {
+        let t = TempDatabase()
+        _ = try t.db.set(path("/a"), .int(1))
+        let raw = try Connection(file: t.file, create: false, timeoutSeconds: 1)
+        try raw.exec("DROP TABLE changes; INSERT INTO log(paths) VALUES('a\nb/c')")
+        _ = try raw.exec("INSERT INTO data(path, v) VALUES('b/c', 7)")
+        let reader = t.another()
+        let e = try reader.feed(after: 0).entries
+        #expect(e.map(\.exact) == [false, false])
+        #expect(e.map { describe($0) } == ["set /a 1", "update / /a=1 /b/c=7"])
+    }
+
+    @Test func batchedWritesCommitTogetherAndAFailedOneRollsBackAlone() throws {
+        let t = TempDatabase()
+        _ = try t.db.set(path("/n"), .int(1))
+        t.db.beginBatch()
+        _ = try t.db.set(path("/a"), .int(1))
+        // A write that fails halfway leaves nothing of itself behind.
+        #expect(throws: RTDBError.self) {
+            _ = try t.db.writingInBatch { c in
+                try c.exec("INSERT INTO data(path, v) VALUES('b', 1)")
+                throw RTDBError(.internal, "failed halfway")
+            }
+        }
+        _ = try t.db.increment(path("/n"), by: .int(1))
+        // Another connection sees nothing before the commit.
+        #expect(text(try t.another().get(path("/a"))) == "null")
+        try t.db.commitBatch()
+        let other = t.another()
+        #expect(text(try other.get(.root)) == #"{"a":1,"n":2}"#)
+        #expect(try other.feed(after: 1).entries.map { describe($0) } == ["set /a 1", "set /n 2"])
+        // After the batch, writes commit on their own again.
+        _ = try t.db.set(path("/c"), .int(3))
+        #expect(text(try t.another().get(path("/c"))) == "3")
+    }
+
+    @Test func snapshotsCarryTheirLogPosition() throws {
+        let t = TempDatabase()
+        #expect(try t.db.snapshot(at: path("/a")).seq == 0)
+        _ = try t.db.set(path("/a"), json(#"{"x":3,"y":1,"z":2}"#))
+        let s = try t.db.snapshot(at: path("/a"))
+        #expect(s.seq == 1)
+        #expect(text(s.value) == #"{"x":3,"y":1,"z":2}"#)
+        let q = try t.db.querySnapshot(path("/a"), Query(order: .value, limit: .first(2)))
+        #expect(q.seq == 1)
+        #expect(q.entries.map(\.key) == ["y", "z"])
+    }
+}
