@@ -14,11 +14,18 @@ let package = Package(
         .target(name: "RTDBCore"),
         // The embedded database: one SQLite file shared by any number of processes.
         .target(name: "RTDBEngine", dependencies: ["RTDBCore", "CSQLite"]),
+        // Linux kernel interfaces Glibc does not export (epoll, inotify, eventfd).
+        .systemLibrary(name: "CLinux", path: "Sources/CLinux"),
+        // Sockets, readiness polling, signals and folder watching for `rtdb serve`.
+        .target(name: "RTDBNet", dependencies: ["CLinux"]),
+        // rtdb serve: Firebase's REST and streaming protocols over the embedded database.
+        .target(name: "RTDBServer", dependencies: ["RTDBCore", "RTDBEngine", "RTDBNet"]),
         // Argument parsing, the command registry, one file per command, output and errors.
         .target(name: "RTDBCLI", dependencies: ["RTDBCore", "RTDBEngine"]),
         .executableTarget(name: "rtdb", dependencies: ["RTDBCLI"]),
         .testTarget(name: "RTDBCoreTests", dependencies: ["RTDBCore"]),
         .testTarget(name: "RTDBEngineTests", dependencies: ["RTDBEngine", "RTDBCore"]),
+        .testTarget(name: "RTDBServerTests", dependencies: ["RTDBServer", "RTDBEngine", "RTDBCore"]),
         .testTarget(name: "EndToEndTests", dependencies: ["rtdb", "RTDBCLI", "RTDBCore"]),
         .testTarget(name: "CLITests", dependencies: ["RTDBCLI", "RTDBCore", "rtdb"]),
     ]

@@ -1,0 +1,64 @@
+import CLinux
+import Glibc
+
+nonisolated(unsafe) private var signalPipeWriteEnd: Int32 = -1
+
+/// Turns SIGINT and SIGTERM into bytes on a pipe the event loop watches, so a signal is handled
+/// between two events, never in the middle of one. SIGPIPE is ignored (writes report EPIPE).
+public final class SignalPipe {
+    public let readEnd: Int32
+
+    public init() throws {
+        var fds: [Int32] = [0, 0]
+        if pipe(&fds) != 0 { throw NetError.system("pipe", errno) }
+        setNonBlocking(fds[0])
+        setNonBlocking(fds[1])
+        readEnd = fds[0]
+        signalPipeWriteEnd = fds[1]
+        signal(SIGPIPE, SIG_IGN)
+        for sig in [SIGINT, SIGTERM] {
+            signal(sig) { n in
+                var b = UInt8(truncatingIfNeeded: n)
+                _ = write(signalPipeWriteEnd, &b, 1)
+            }
+        }
+    }
+
+    /// The signals received since the last call (oldest first).
+    public func drain() -> [Int32] {
+        var out: [Int32] = []
+        var buf = [UInt8](repeating: 0, count: 64)
+        while true {
+            let n = read(readEnd, &buf, buf.count)
+            if n <= 0 { break }
+            out.append(contentsOf: buf[0..<n].map { Int32($0) })
+        }
+        return out
+    }
+}
+
+/// Wakes the loop when files in one folder change (inotify): another process committing to a
+/// database there appends to its `-wal` file. Events are coalesced: the loop learns only that
+/// something changed, and re-reads what it needs.
+public final class FolderWatch {
+    public let fd: Int32
+
+    public init(folder: String) throws {
+        fd = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
+        if fd < 0 { throw NetError.system("inotify_init1", errno) }
+        let mask = UInt32(IN_MODIFY | IN_CREATE | IN_MOVED_TO | IN_CLOSE_WRITE)
+        if inotify_add_watch(fd, folder, mask) < 0 {
+            let e = errno
+            close(fd)
+            throw NetError.system("inotify_add_watch \(folder)", e)
+        }
+    }
+
+    deinit { close(fd) }
+
+    /// Consumes the pending notifications.
+    public func drain() {
+        var buf = [UInt8](repeating: 0, count: 8192)
+        while read(fd, &buf, buf.count) > 0 {}
+    }
+}
