@@ -14,6 +14,9 @@ let package = Package(
         .target(name: "RTDBCore"),
         // The embedded database: one SQLite file shared by any number of processes.
         .target(name: "RTDBEngine", dependencies: ["RTDBCore", "CSQLite"]),
+        // Pure wire codecs, no I/O: HTTP/1.1 requests and responses (incremental, bounded),
+        // Server-Sent Events, REST query parameters, Firebase's node hash and ETags.
+        .target(name: "RTDBWire", dependencies: ["RTDBCore"]),
         // Linux kernel interfaces Glibc does not export (epoll, inotify, eventfd).
         .systemLibrary(name: "CLinux", path: "Sources/CLinux"),
         // Sockets, readiness polling, signals and folder watching for `rtdb serve`.
@@ -25,6 +28,7 @@ let package = Package(
         .executableTarget(name: "rtdb", dependencies: ["RTDBCLI"]),
         .testTarget(name: "RTDBCoreTests", dependencies: ["RTDBCore"]),
         .testTarget(name: "RTDBEngineTests", dependencies: ["RTDBEngine", "RTDBCore"]),
+        .testTarget(name: "RTDBWireTests", dependencies: ["RTDBWire", "RTDBCore"]),
         .testTarget(name: "RTDBServerTests", dependencies: ["RTDBServer", "RTDBEngine", "RTDBCore"]),
         .testTarget(name: "EndToEndTests", dependencies: ["rtdb", "RTDBCLI", "RTDBCore"]),
         .testTarget(name: "CLITests", dependencies: ["RTDBCLI", "RTDBCore", "rtdb"]),

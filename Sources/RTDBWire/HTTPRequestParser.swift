@@ -1,0 +1,485 @@
+/// An incremental, bounded HTTP/1.x request reader (RFC 9112).
+///
+/// Invariant: `buffer[start...]` holds the bytes received but not yet consumed; everything before
+/// `start` belongs to requests already returned (or to the head and body bytes of the request
+/// being read, which are kept in `pending` and `body`). Bytes may arrive in any split, one at a
+/// time or several pipelined requests at once; `next()` returns requests in order. Memory is
+/// bounded by the limits: a head (request line and fields) longer than `maxHeaderBytes` is 431,
+/// a body longer than `maxBodyBytes` is 413 as soon as its length is known, before it is read.
+///
+/// Decisions where the RFC leaves a choice:
+/// * a bare LF ends a line like CRLF (RFC 9112 §2.2 allows it); a CR anywhere else in the head is
+///   400, as is obsolete line folding (a field line starting with a space or tab);
+/// * empty lines before a request line are skipped;
+/// * more than one Content-Length field (even with equal values), a list value, or
+///   Content-Length together with Transfer-Encoding is 400 (the framing would be ambiguous);
+/// * Transfer-Encoding must be exactly `chunked` (other codings are 501); chunk extensions are
+///   ignored and trailer fields are kept apart in `trailers`;
+/// * an HTTP/1.1 request needs exactly one Host field;
+/// * `Expect: 100-continue` is reported through `needsContinue` (answer it with
+///   `HTTPResponse.continueHead` and call `continueSent()`); any other expectation is 417;
+/// * methods other than GET HEAD POST PUT PATCH DELETE OPTIONS are 501.
+///
+/// After an error every later `next()` throws the same error: the connection must be answered
+/// (`error.response`) and closed, since where the next request would start is unknown.
+public struct HTTPRequestParser {
+    public let limits: HTTPLimits
+
+    /// Methods this parser accepts; others are 501.
+    public static let knownMethods: Set<String> = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
+
+    /// Longest chunk-size line (size, extensions, line end) accepted.
+    static let maxChunkLineBytes = 4096
+
+    enum State {
+        case head
+        case fixed(remaining: Int)
+        case chunkSize
+        case chunkData(remaining: Int)
+        case chunkDataEnd
+        case trailers
+    }
+
+    enum ContinueState { case none, needed, sent }
+
+    var buffer: [UInt8] = []
+    var start = 0
+    /// Where the search for the end of the head (or trailer section) resumes, relative to `start`.
+    var scanFrom = 0
+    var state = State.head
+    var pending: HTTPRequest?
+    var body: [UInt8] = []
+    var failure: HTTPParseError?
+    var continueState = ContinueState.none
+
+    public init(limits: HTTPLimits = HTTPLimits()) {
+        self.limits = limits
+    }
+
+    /// Adds received bytes. Cheap: parsing happens in `next()`.
+    public mutating func append(_ bytes: UnsafeRawBufferPointer) {
+        if start > 0 && start == buffer.count {
+            buffer.removeAll(keepingCapacity: true)
+            start = 0
+        }
+        buffer.append(contentsOf: bytes)
+    }
+
+    /// `append` for a byte array (tests, callers holding arrays).
+    public mutating func append(_ bytes: [UInt8]) {
+        bytes.withUnsafeBytes { append($0) }
+    }
+
+    /// The next complete request, nil when more bytes are needed; throws on malformed input
+    /// (after which the connection is answered with the error and closed).
+    public mutating func next() throws -> HTTPRequest? {
+        if let failure { throw failure }
+        do {
+            let r = try step()
+            compact()
+            return r
+        } catch let e as HTTPParseError {
+            failure = e
+            throw e
+        }
+    }
+
+    /// Some bytes of an unfinished request are buffered (a head or body is partly received).
+    public var hasPartialRequest: Bool {
+        if case .head = state { return start < buffer.count }
+        return true
+    }
+
+    /// True when the request being read asked for `Expect: 100-continue`, its body has not
+    /// started to arrive and no interim answer was sent yet: the server should send
+    /// `HTTPResponse.continueHead` now (then call `continueSent()`), or answer with a final
+    /// status and close instead.
+    public var needsContinue: Bool { continueState == .needed }
+
+    /// Records that `100 Continue` was sent for the request being read.
+    public mutating func continueSent() {
+        if continueState == .needed { continueState = .sent }
+    }
+
+    /// The head of the request whose body is still arriving (nil between requests): lets a
+    /// server refuse a request (say 401) before its body is sent.
+    public var pendingHead: HTTPRequest? { pending }
+
+    // MARK: steps
+
+    private mutating func step() throws -> HTTPRequest? {
+        while true {
+            switch state {
+            case .head:
+                // Empty lines before a request line are skipped (RFC 9112 §2.2).
+                while start < buffer.count, buffer[start] == 0x0D || buffer[start] == 0x0A {
+                    start += 1
+                    scanFrom = 0
+                }
+                guard let end = try findBlankLine(limit: limits.maxHeaderBytes, what: "request head") else {
+                    return nil
+                }
+                let head = try HTTPRequestParser.parseHead(buffer[start..<end], limits: limits)
+                start = end
+                scanFrom = 0
+                pending = head.request
+                body = []
+                continueState = head.request.expectsContinue && head.framing != .none ? .needed : .none
+                switch head.framing {
+                case .none:
+                    return finish()
+                case .length(let n):
+                    if n == 0 { return finish() }
+                    body.reserveCapacity(min(n, 1 << 20))
+                    state = .fixed(remaining: n)
+                case .chunked:
+                    state = .chunkSize
+                }
+            case .fixed(let remaining):
+                let n = takeBody(remaining)
+                if n == remaining { return finish() }
+                state = .fixed(remaining: remaining - n)
+                return nil
+            case .chunkSize:
+                guard let line = try chunkLine() else { return nil }
+                let size = try chunkSize(line)
+                if size == 0 {
+                    state = .trailers
+                } else {
+                    state = .chunkData(remaining: size)
+                }
+            case .chunkData(let remaining):
+                let n = takeBody(remaining)
+                if n < remaining {
+                    state = .chunkData(remaining: remaining - n)
+                    return nil
+                }
+                state = .chunkDataEnd
+            case .chunkDataEnd:
+                guard start < buffer.count else { return nil }
+                if buffer[start] == 0x0A {
+                    start += 1
+                } else if buffer[start] == 0x0D {
+                    guard start + 1 < buffer.count else { return nil }
+                    guard buffer[start + 1] == 0x0A else { throw bad("chunk data is not followed by CRLF") }
+                    start += 2
+                } else {
+                    throw bad("chunk data is longer than its chunk size")
+                }
+                state = .chunkSize
+            case .trailers:
+                guard start < buffer.count else { return nil }
+                // No trailer fields: the section is just an empty line.
+                if buffer[start] == 0x0A { start += 1; return finish() }
+                if buffer[start] == 0x0D {
+                    guard start + 1 < buffer.count else { return nil }
+                    if buffer[start + 1] == 0x0A { start += 2; return finish() }
+                }
+                guard let end = try findBlankLine(limit: limits.maxHeaderBytes, what: "trailer section") else {
+                    return nil
+                }
+                let lines = try HTTPRequestParser.lines(buffer[start..<end])
+                var fields: [(name: String, value: String)] = []
+                for line in lines { fields.append(try HTTPRequestParser.field(line)) }
+                start = end
+                scanFrom = 0
+                pending?.trailers = fields
+                return finish()
+            }
+        }
+    }
+
+    /// Copies up to `wanted` body bytes out of the buffer; returns how many.
+    private mutating func takeBody(_ wanted: Int) -> Int {
+        let n = min(wanted, buffer.count - start)
+        if n > 0 {
+            body.append(contentsOf: buffer[start..<(start + n)])
+            start += n
+            if continueState == .needed { continueState = .none }   // the client did not wait
+        }
+        return n
+    }
+
+    private mutating func finish() -> HTTPRequest? {
+        guard var r = pending else { return nil }
+        r.body = body
+        pending = nil
+        body = []
+        state = .head
+        scanFrom = 0
+        continueState = .none
+        return r
+    }
+
+    private mutating func compact() {
+        if start == buffer.count {
+            buffer.removeAll(keepingCapacity: buffer.capacity <= 1 << 20)
+            start = 0
+        } else if start > 65_536 && start * 2 > buffer.count {
+            buffer.removeFirst(start)
+            start = 0
+        }
+    }
+
+    /// The end (exclusive) of the first blank line from `start`, i.e. of a field section,
+    /// or nil when it has not arrived. Throws 431 once more than `limit` bytes are waiting.
+    private mutating func findBlankLine(limit: Int, what: String) throws -> Int? {
+        var i = start + scanFrom
+        let count = buffer.count
+        while i < count {
+            if buffer[i] == 0x0A {
+                if i + 1 >= count { break }
+                if buffer[i + 1] == 0x0A { return try within(i + 2, limit, what) }
+                if buffer[i + 1] == 0x0D {
+                    if i + 2 >= count { break }
+                    if buffer[i + 2] == 0x0A { return try within(i + 3, limit, what) }
+                }
+            }
+            i += 1
+        }
+        scanFrom = i - start
+        if count - start > limit {
+            throw HTTPParseError(status: 431, message: "the \(what) is longer than \(limit) bytes")
+        }
+        return nil
+    }
+
+    private func within(_ end: Int, _ limit: Int, _ what: String) throws -> Int {
+        if end - start > limit {
+            throw HTTPParseError(status: 431, message: "the \(what) is longer than \(limit) bytes")
+        }
+        return end
+    }
+
+    /// The next chunk-size line without its line end, consumed; nil until it is complete.
+    private mutating func chunkLine() throws -> ArraySlice<UInt8>? {
+        let limit = min(buffer.count, start + HTTPRequestParser.maxChunkLineBytes)
+        var i = start
+        while i < limit, buffer[i] != 0x0A { i += 1 }
+        guard i < limit else {
+            if buffer.count - start >= HTTPRequestParser.maxChunkLineBytes {
+                throw bad("a chunk-size line is longer than \(HTTPRequestParser.maxChunkLineBytes) bytes")
+            }
+            return nil
+        }
+        var line = buffer[start..<i]
+        if line.last == 0x0D { line = line.dropLast() }
+        start = i + 1
+        return line
+    }
+
+    /// Parses `HEX [ws] [; extensions]` and checks the running body size against the limit.
+    private func chunkSize(_ line: ArraySlice<UInt8>) throws -> Int {
+        var size = 0
+        var digits = 0
+        var i = line.startIndex
+        while i < line.endIndex, let v = PercentCoding.hexValue(line[i]) {
+            digits += 1
+            if size > (Int.max >> 4) || (size << 4 | Int(v)) > limits.maxBodyBytes {
+                throw HTTPParseError(status: 413, message: "the body is larger than \(limits.maxBodyBytes) bytes")
+            }
+            size = size << 4 | Int(v)
+            i += 1
+        }
+        if digits == 0 { throw bad("invalid chunk size") }
+        while i < line.endIndex, line[i] == 0x20 || line[i] == 0x09 { i += 1 }
+        if i < line.endIndex {
+            guard line[i] == UInt8(ascii: ";") else { throw bad("invalid chunk size") }
+            for b in line[i...] where (b < 0x20 && b != 0x09) || b == 0x7F {
+                throw bad("invalid character in a chunk extension")
+            }
+        }
+        if size > limits.maxBodyBytes - body.count {
+            throw HTTPParseError(status: 413, message: "the body is larger than \(limits.maxBodyBytes) bytes")
+        }
+        return size
+    }
+
+    private func bad(_ message: String) -> HTTPParseError {
+        HTTPParseError(status: 400, message: message)
+    }
+
+    // MARK: the head
+
+    enum Framing: Equatable {
+        case none
+        case length(Int)
+        case chunked
+    }
+
+    /// Splits a field section into lines (LF or CRLF ends a line), dropping the terminating
+    /// blank line. A CR that does not end a line is an error.
+    static func lines(_ bytes: ArraySlice<UInt8>) throws -> [ArraySlice<UInt8>] {
+        var out: [ArraySlice<UInt8>] = []
+        var lineStart = bytes.startIndex
+        for i in bytes.indices where bytes[i] == 0x0A {
+            var line = bytes[lineStart..<i]
+            if line.last == 0x0D { line = line.dropLast() }
+            if line.contains(0x0D) {
+                throw HTTPParseError(status: 400, message: "a bare CR in the request head")
+            }
+            if !line.isEmpty { out.append(line) }
+            lineStart = i + 1
+        }
+        return out
+    }
+
+    /// Parses one field line `name: value`.
+    static func field(_ line: ArraySlice<UInt8>) throws -> (name: String, value: String) {
+        if line.first == 0x20 || line.first == 0x09 {
+            throw HTTPParseError(status: 400, message: "obsolete line folding in a header field")
+        }
+        guard let colon = line.firstIndex(of: UInt8(ascii: ":")) else {
+            throw HTTPParseError(status: 400, message: "a header line without ':'")
+        }
+        let name = line[line.startIndex..<colon]
+        if name.isEmpty || !name.allSatisfy(ASCII.isTokenChar) {
+            throw HTTPParseError(status: 400, message: "invalid header field name \(show(name))")
+        }
+        var lo = colon + 1, hi = line.endIndex
+        while lo < hi, line[lo] == 0x20 || line[lo] == 0x09 { lo += 1 }
+        while hi > lo, line[hi - 1] == 0x20 || line[hi - 1] == 0x09 { hi -= 1 }
+        let value = line[lo..<hi]
+        for b in value where (b < 0x20 && b != 0x09) || b == 0x7F {
+            throw HTTPParseError(status: 400, message: "invalid character in header field \(show(name))")
+        }
+        return (ASCII.lowercased(String(decoding: name, as: UTF8.self)), String(decoding: value, as: UTF8.self))
+    }
+
+    /// A short printable form of protocol bytes for error messages.
+    static func show(_ bytes: ArraySlice<UInt8>) -> String {
+        var s = "\""
+        for b in bytes.prefix(64) {
+            if b >= 0x20 && b < 0x7F && b != 0x22 && b != 0x5C {
+                s.unicodeScalars.append(UnicodeScalar(b))
+            } else {
+                s += "\\x"
+                s.unicodeScalars.append(UnicodeScalar(PercentCoding.hexDigits[Int(b >> 4)]))
+                s.unicodeScalars.append(UnicodeScalar(PercentCoding.hexDigits[Int(b & 15)]))
+            }
+        }
+        return s + (bytes.count > 64 ? "…\"" : "\"")
+    }
+
+    static func parseHead(_ bytes: ArraySlice<UInt8>, limits: HTTPLimits) throws -> (request: HTTPRequest, framing: Framing) {
+        let lines = try lines(bytes)
+        guard let requestLine = lines.first else {
+            throw HTTPParseError(status: 400, message: "an empty request")
+        }
+        let parts = requestLine.split(separator: 0x20, maxSplits: 3, omittingEmptySubsequences: false)
+        guard parts.count == 3 else {
+            throw HTTPParseError(status: 400, message: "a malformed request line")
+        }
+        let methodBytes = parts[0], targetBytes = parts[1], versionBytes = parts[2]
+        if methodBytes.isEmpty || !methodBytes.allSatisfy(ASCII.isTokenChar) {
+            throw HTTPParseError(status: 400, message: "invalid method \(show(methodBytes))")
+        }
+        let minor = try version(versionBytes)
+        let method = String(decoding: methodBytes, as: UTF8.self)
+        if targetBytes.isEmpty || !targetBytes.allSatisfy({ $0 > 0x20 && $0 < 0x7F && $0 != UInt8(ascii: "#") }) {
+            throw HTTPParseError(status: 400, message: "invalid request target")
+        }
+        let target = String(decoding: targetBytes, as: UTF8.self)
+        if !knownMethods.contains(method) {
+            throw HTTPParseError(status: 501, message: "method \(show(methodBytes)) is not implemented")
+        }
+        let lowerTarget = ASCII.lowercased(String(target.prefix(8)))
+        let absolute = lowerTarget.hasPrefix("http://") || lowerTarget.hasPrefix("https://")
+        if !(target.hasPrefix("/") || absolute || (method == "OPTIONS" && target == "*")) {
+            throw HTTPParseError(status: 400, message: "invalid request target")
+        }
+
+        var headers: [(name: String, value: String)] = []
+        headers.reserveCapacity(lines.count - 1)
+        for line in lines.dropFirst() { headers.append(try field(line)) }
+
+        let split = HTTPRequest.splitTarget(target)
+        let query: [(name: String, value: String)]
+        do {
+            query = try PercentCoding.parseQuery(split.query)
+        } catch let e as PercentCoding.DecodingError {
+            throw HTTPParseError(status: 400, message: "malformed query string: \(e.message)")
+        }
+
+        var request = HTTPRequest(method: method, target: target, headers: [], body: [], minorVersion: minor)
+        request.rawPath = split.path
+        request.query = query
+        request.headers = headers
+        request.keepAlive = HTTPRequest.keepAlive(headers: headers, minorVersion: minor)
+
+        if minor >= 1 {
+            let hosts = headers.filter { $0.name == "host" }.count
+            if hosts == 0 { throw HTTPParseError(status: 400, message: "an HTTP/1.1 request without a Host header") }
+            if hosts > 1 { throw HTTPParseError(status: 400, message: "more than one Host header") }
+        }
+
+        for h in headers where h.name == "expect" {
+            guard minor >= 1 else { continue }
+            if ASCII.lowercased(h.value) == "100-continue" {
+                request.expectsContinue = true
+            } else {
+                throw HTTPParseError(status: 417, message: "unsupported expectation \(show(ArraySlice(h.value.utf8)))")
+            }
+        }
+
+        let lengths = headers.filter { $0.name == "content-length" }.map(\.value)
+        var codings: [String] = []
+        for h in headers where h.name == "transfer-encoding" {
+            for c in h.value.split(separator: ",") {
+                let t = ASCII.lowercased(ASCII.trimmed(String(c)))
+                if !t.isEmpty { codings.append(t) }
+            }
+        }
+        let hasTE = headers.contains { $0.name == "transfer-encoding" }
+        if hasTE {
+            if minor == 0 {
+                throw HTTPParseError(status: 400, message: "Transfer-Encoding in an HTTP/1.0 request")
+            }
+            if !lengths.isEmpty {
+                throw HTTPParseError(status: 400, message: "both Content-Length and Transfer-Encoding are present")
+            }
+            guard codings.last == "chunked" else {
+                throw HTTPParseError(status: 400, message: "the body length is unknown: Transfer-Encoding does not end with chunked")
+            }
+            if codings.count > 1 {
+                let other = codings.first { $0 != "chunked" } ?? "chunked"
+                throw HTTPParseError(status: 501, message: "transfer coding \(show(ArraySlice(other.utf8))) is not implemented")
+            }
+            return (request, .chunked)
+        }
+        if lengths.count > 1 {
+            throw HTTPParseError(status: 400, message: "more than one Content-Length header")
+        }
+        if let text = lengths.first {
+            let digits = Array(text.utf8)
+            if digits.contains(UInt8(ascii: ",")) {
+                throw HTTPParseError(status: 400, message: "more than one Content-Length value")
+            }
+            if digits.isEmpty || !digits.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) {
+                throw HTTPParseError(status: 400, message: "invalid Content-Length \(show(ArraySlice(digits)))")
+            }
+            var n = 0
+            for d in digits {
+                n = n * 10 + Int(d - 0x30)
+                if n > limits.maxBodyBytes {
+                    throw HTTPParseError(status: 413, message: "the body is larger than \(limits.maxBodyBytes) bytes")
+                }
+            }
+            return (request, n == 0 ? .none : .length(n))
+        }
+        return (request, .none)
+    }
+
+    /// `HTTP/1.0` → 0, `HTTP/1.1` (or a later 1.x) → 1; another major version is 505.
+    static func version(_ v: ArraySlice<UInt8>) throws -> Int {
+        let a = Array(v)
+        guard a.count == 8, a[0] == 0x48, a[1] == 0x54, a[2] == 0x54, a[3] == 0x50, a[4] == 0x2F,
+              a[5] >= 0x30 && a[5] <= 0x39, a[6] == 0x2E, a[7] >= 0x30 && a[7] <= 0x39 else {
+            throw HTTPParseError(status: 400, message: "invalid HTTP version \(show(v))")
+        }
+        if a[5] != 0x31 {
+            throw HTTPParseError(status: 505, message: "HTTP version \(show(v)) is not supported")
+        }
+        return a[7] == 0x30 ? 0 : 1
+    }
+}

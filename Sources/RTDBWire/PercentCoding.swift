@@ -1,0 +1,89 @@
+/// Percent-encoding by RFC 3986, as URLs carry Firebase paths and query values.
+///
+/// Decoding turns each `%XX` into its byte and leaves every other character alone; in
+/// particular `+` stays `+` (HTML-form decoding would make it a space, and firebase-admin sends
+/// a literal `+` inside JSON values). The decoded bytes must be UTF-8. A `%` not followed by
+/// two hex digits is an error, never guessed at.
+public enum PercentCoding {
+    public struct DecodingError: Error, Sendable, Equatable, CustomStringConvertible {
+        public var message: String
+        public init(_ message: String) { self.message = message }
+        public var description: String { message }
+    }
+
+    /// Decodes `%XX` escapes; fails on a malformed escape or on bytes that are not UTF-8.
+    public static func decode(_ text: some StringProtocol) throws -> String {
+        let u = Array(text.utf8)
+        guard u.contains(UInt8(ascii: "%")) else { return String(text) }
+        var out: [UInt8] = []
+        out.reserveCapacity(u.count)
+        var i = 0
+        while i < u.count {
+            let c = u[i]
+            if c == UInt8(ascii: "%") {
+                guard i + 2 < u.count, let hi = hexValue(u[i + 1]), let lo = hexValue(u[i + 2]) else {
+                    throw DecodingError("malformed percent-encoding at byte \(i)")
+                }
+                out.append(hi << 4 | lo)
+                i += 3
+            } else {
+                out.append(c)
+                i += 1
+            }
+        }
+        guard let s = String(validating: out, as: UTF8.self) else {
+            throw DecodingError("percent-encoded bytes are not UTF-8")
+        }
+        return s
+    }
+
+    /// Splits a query string on `&`, each piece at its first `=`, and decodes both sides.
+    /// Empty pieces (`a=1&&b=2`) are skipped; a piece without `=` has the empty value.
+    public static func parseQuery(_ query: String?) throws -> [(name: String, value: String)] {
+        guard let query, !query.isEmpty else { return [] }
+        var out: [(name: String, value: String)] = []
+        for piece in query.split(separator: "&", omittingEmptySubsequences: true) {
+            if let eq = piece.firstIndex(of: "=") {
+                out.append((try decode(piece[..<eq]), try decode(piece[piece.index(after: eq)...])))
+            } else {
+                out.append((try decode(piece), ""))
+            }
+        }
+        return out
+    }
+
+    /// Encodes everything except RFC 3986 unreserved characters (`A-Z a-z 0-9 - . _ ~`), as
+    /// `encodeURIComponent` does for the characters that matter here (space is `%20`, `+` is `%2B`).
+    public static func encode(_ text: String) -> String {
+        var out: [UInt8] = []
+        out.reserveCapacity(text.utf8.count)
+        for b in text.utf8 {
+            switch b {
+            case 0x30...0x39, 0x41...0x5A, 0x61...0x7A, UInt8(ascii: "-"), UInt8(ascii: "."),
+                 UInt8(ascii: "_"), UInt8(ascii: "~"):
+                out.append(b)
+            default:
+                out.append(UInt8(ascii: "%"))
+                out.append(hexDigits[Int(b >> 4)])
+                out.append(hexDigits[Int(b & 15)])
+            }
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Builds a query string from name/value pairs, each side encoded.
+    public static func queryString(_ items: [(name: String, value: String)]) -> String {
+        items.map { encode($0.name) + "=" + encode($0.value) }.joined(separator: "&")
+    }
+
+    static let hexDigits: [UInt8] = Array("0123456789ABCDEF".utf8)
+
+    static func hexValue(_ b: UInt8) -> UInt8? {
+        switch b {
+        case 0x30...0x39: return b - 0x30
+        case 0x41...0x46: return b - 0x41 + 10
+        case 0x61...0x66: return b - 0x61 + 10
+        default: return nil
+        }
+    }
+}
