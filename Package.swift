@@ -17,12 +17,15 @@ let package = Package(
         // Pure wire codecs, no I/O: HTTP/1.1 requests and responses (incremental, bounded),
         // Server-Sent Events, REST query parameters, Firebase's node hash and ETags.
         .target(name: "RTDBWire", dependencies: ["RTDBCore"]),
+        // rtdb serve: Firebase's REST and streaming protocols over the embedded database.
+        .target(name: "RTDBServer", dependencies: ["RTDBCore", "RTDBEngine", "RTDBWire"]),
         // Argument parsing, the command registry, one file per command, output and errors.
         .target(name: "RTDBCLI", dependencies: ["RTDBCore", "RTDBEngine"]),
         .executableTarget(name: "rtdb", dependencies: ["RTDBCLI"]),
         .testTarget(name: "RTDBCoreTests", dependencies: ["RTDBCore"]),
         .testTarget(name: "RTDBEngineTests", dependencies: ["RTDBEngine", "RTDBCore"]),
         .testTarget(name: "RTDBWireTests", dependencies: ["RTDBWire", "RTDBCore"]),
+        .testTarget(name: "RTDBServerTests", dependencies: ["RTDBServer", "RTDBWire", "RTDBEngine", "RTDBCore"]),
         .testTarget(name: "EndToEndTests", dependencies: ["rtdb", "RTDBCLI", "RTDBCore"]),
         .testTarget(name: "CLITests", dependencies: ["RTDBCLI", "RTDBCore", "rtdb"]),
     ]
