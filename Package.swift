@@ -24,7 +24,7 @@ let package = Package(
         // rtdb serve: Firebase's REST and streaming protocols over the embedded database.
         .target(name: "RTDBServer", dependencies: ["RTDBCore", "RTDBEngine", "RTDBNet", "RTDBWire"]),
         // Argument parsing, the command registry, one file per command, output and errors.
-        .target(name: "RTDBCLI", dependencies: ["RTDBCore", "RTDBEngine"]),
+        .target(name: "RTDBCLI", dependencies: ["RTDBCore", "RTDBEngine", "RTDBServer", "RTDBNet"]),
         .executableTarget(name: "rtdb", dependencies: ["RTDBCLI"]),
         .testTarget(name: "RTDBCoreTests", dependencies: ["RTDBCore"]),
         .testTarget(name: "RTDBEngineTests", dependencies: ["RTDBEngine", "RTDBCore"]),
