@@ -50,7 +50,8 @@ enum RESTRender {
             for idx in 0..<count {
                 if idx > 0 { out.append(contentsOf: Array(", ".utf8)) }
                 if next < list.count, Int(list[next].key) == idx {
-                    writePretty(list[next].node, level: level + 1, into: &out)
+                    // Arrays are inline: they add no indentation level of their own.
+                    writePretty(list[next].node, level: level, into: &out)
                     next += 1
                 } else {
                     out.append(contentsOf: Array("null".utf8))
