@@ -84,10 +84,14 @@ public struct Query: Sendable {
         return c != 0 ? c : KeyOrder.compare(ka, kb)
     }
 
-    /// True when a child moved in this index, i.e. its sort value changed (§4.1).
+    /// True when a changed child counts as moved in this index (firebase-semantics §4.1): its
+    /// indexed value is not deep-equal before and after (`Node.same`), whatever the sort
+    /// comparison says. Value order: any change to the child (an object child that changes is a
+    /// move, although all objects sort alike); child order: any change to the node at the child
+    /// path, inside an object there too; key order: never.
     public func sortValueChanged(old: Node, new: Node) -> Bool {
         if case .key = order { return false }
-        return ValueOrder.compare(indexValue(old), indexValue(new)) != 0
+        return !indexValue(old).same(as: indexValue(new))
     }
 
     /// Compares a child with a bound post; the bound's missing key stands for the smallest or

@@ -90,6 +90,20 @@ import Darwin
         ].map { $0 + "\n" }.joined())
     }
 
+    @Test func anObjectChildThatChangesMovesUnderValueOrder() throws {
+        let sb = Sandbox()
+        sb.seed("/s", "{\"a\":{\"x\":5},\"b\":1}")
+        let w = try startWatch(sb, ["/s", "--child-events", "--order-by-value", "--count", "4"], ready: 2)
+        sb.seed("/s/a/x", "13")
+        #expect(w.wait(timeout: 20) == 0, "\(w.stderr)")
+        #expect(w.stdout == [
+            "{\"event\":\"child_added\",\"path\":\"/s\",\"key\":\"b\",\"prev\":null,\"value\":1}",
+            "{\"event\":\"child_added\",\"path\":\"/s\",\"key\":\"a\",\"prev\":\"b\",\"value\":{\"x\":5}}",
+            "{\"event\":\"child_moved\",\"path\":\"/s\",\"key\":\"a\",\"prev\":\"b\",\"value\":{\"x\":13}}",
+            "{\"event\":\"child_changed\",\"path\":\"/s\",\"key\":\"a\",\"prev\":\"b\",\"value\":{\"x\":13}}",
+        ].map { $0 + "\n" }.joined())
+    }
+
     @Test func limitedWindowAddsAndRemoves() throws {
         let sb = Sandbox()
         sb.seed("/s", "{\"a\":1,\"b\":2,\"c\":3}")
