@@ -51,6 +51,7 @@ private func initial(_ name: String, _ query: Query, _ mode: EGMode, _ value: St
 
 private let byKey = Query()
 private let byValue = Query(order: .value)
+private let byPriority = Query(order: .priority)
 private func byChild(_ path: String) -> Query {
     Query(order: .child(Path(validatedKeys: path.split(separator: "/").map(String.init))))
 }
@@ -204,6 +205,46 @@ let egScenarios: [EGScenario] = [
     change("moved rule: int replaced by the equal double at the child path is changed only", byChild("s"), .child,
            #"{"a":{"s":1,"t":1},"b":{"s":2}}"#, #"{"a":{"s":1.0,"t":2},"b":{"s":2}}"#,
            [changed("a", nil, #"{"s":1,"t":2}"#)]),
+
+    // Priorities (values print without them; Node.same compares them)
+    initial("orderByPriority: none first, numbers, then strings, ties by key", byPriority, .child,
+            #"{"a":{".value":1,".priority":"b"},"b":{".value":2,".priority":3},"c":4,"d":{"x":1,".priority":-1.5},"e":{".value":5,".priority":"a"},"f":{".value":6,".priority":3},"1":7}"#,
+            [added("1", nil, "7"), added("c", "1", "4"), added("d", "c", #"{"x":1}"#), added("b", "d", "2"),
+             added("f", "b", "6"), added("e", "f", "5"), added("a", "e", "1")]),
+    change("orderByPriority: a new priority moves the child, value unchanged", byPriority, .child,
+           #"{"a":{".value":1,".priority":1},"b":{".value":2,".priority":2}}"#,
+           #"{"a":{".value":1,".priority":3},"b":{".value":2,".priority":2}}"#,
+           [moved("a", "b", "1"), changed("a", "b", "1")]),
+    change("orderByPriority: a value change with the same priority is changed only", byPriority, .child,
+           #"{"a":{".value":1,".priority":1},"b":{".value":2,".priority":2}}"#,
+           #"{"a":{".value":9,".priority":1},"b":{".value":2,".priority":2}}"#,
+           [changed("a", nil, "9")]),
+    change("orderByPriority: losing the priority moves the child first", byPriority, .child,
+           #"{"a":{".value":1,".priority":1},"b":{"x":2,".priority":2}}"#,
+           #"{"a":{".value":1,".priority":1},"b":{"x":2}}"#,
+           [moved("b", nil, #"{"x":2}"#), changed("b", nil, #"{"x":2}"#)]),
+    change("orderByPriority startAt 2: a child whose priority rises into the range is added", byPriority.egStartAt(.int(2)), .child,
+           #"{"a":{".value":1,".priority":1},"b":{".value":2,".priority":2}}"#,
+           #"{"a":{".value":1,".priority":5},"b":{".value":2,".priority":2}}"#,
+           [added("a", "b", "1")]),
+    change("orderByPriority limitToFirst 1: a priority change swaps the window", byPriority.egFirst(1), .child,
+           #"{"a":{".value":1,".priority":1},"b":{".value":2,".priority":2}}"#,
+           #"{"a":{".value":1,".priority":3},"b":{".value":2,".priority":2}}"#,
+           [removed("a", "1"), added("b", nil, "2")]),
+    change("key order: a priority-only change is a change", byKey, .child,
+           #"{"a":1,"b":2}"#, #"{"a":{".value":1,".priority":"p"},"b":2}"#,
+           [changed("a", nil, "1")]),
+    change("orderByValue: a priority-only change of a child is a move", byValue, .child,
+           #"{"a":1,"b":2}"#, #"{"a":{".value":1,".priority":"p"},"b":2}"#,
+           [moved("a", nil, "1"), changed("a", nil, "1")]),
+    change("value mode: a priority change alone raises value", byKey, .value,
+           #"{"a":1}"#, #"{"a":1,".priority":4}"#, [value(#"{"a":1}"#)]),
+    change("value mode: a child's priority change raises value", byKey, .value,
+           #"{"a":1,"b":2}"#, #"{"a":{".value":1,".priority":4},"b":2}"#, [value(#"{"a":1,"b":2}"#)]),
+    change("value mode: a leaf's priority change raises value", byKey, .value,
+           #"5"#, #"{".value":5,".priority":1}"#, [value("5")]),
+    change("value mode: the location's priority is not part of a filtered window", byKey.egFirst(5), .value,
+           #"{"a":1}"#, #"{"a":1,".priority":4}"#, []),
 
     // Bounds
     change("key range [b, d]: changes outside the range raise nothing", byKey.egStartAt(.string("b")).egEndAt(.string("d")), .child,
