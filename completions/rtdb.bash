@@ -9,14 +9,14 @@
 
 _rtdb_commands="get set update push remove query increment tx watch serve help"
 _rtdb_global_options="--db --url --auth --access-token --timeout --pretty --quiet -q --help -h --version"
-_rtdb_query_options="--order-by-key --order-by-value --order-by-child --start-at --start-after --end-at --end-before --equal-to --start-key --end-key --limit-to-first --limit-to-last"
+_rtdb_query_options="--order-by-key --order-by-value --order-by-child --order-by-priority --start-at --start-after --end-at --end-before --equal-to --start-key --end-key --limit-to-first --limit-to-last"
 # Options that take a value (the next word, or after `=`).
 _rtdb_value_options="--db --url --auth --access-token --timeout --order-by-child --start-at --start-after --end-at --end-before --equal-to --start-key --end-key --limit-to-first --limit-to-last --string -s --file --max-retries --count --host --port --data-dir --secret --max-connections --idle-timeout"
 
 # The options of command $1.
 _rtdb_command_options() {
     case $1 in
-        get) echo "--shallow" ;;
+        get) echo "--shallow --export" ;;
         set) echo "--string -s --file --server-timestamp" ;;
         update) echo "--file" ;;
         push) echo "--string -s --file --lines" ;;

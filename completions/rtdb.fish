@@ -134,6 +134,7 @@ complete -c rtdb -l version -d 'print the version'
 
 # get
 complete -c rtdb -n '__rtdb_using get' -l shallow -d 'print an object as {"child":true,...}'
+complete -c rtdb -n '__rtdb_using get' -l export -d 'include priorities, as format=export'
 # set, push, update
 complete -c rtdb -n '__rtdb_using set push' -s s -l string -x -d 'write TEXT as a JSON string'
 complete -c rtdb -n '__rtdb_using set push update' -l file -r -F -d 'read the JSON value from FILE'
@@ -157,6 +158,7 @@ complete -c rtdb -n '__rtdb_using serve' -l idle-timeout -x -d 'drop a client si
 # query and watch
 complete -c rtdb -n '__rtdb_using query watch' -l order-by-key -d 'order children by key (the default)'
 complete -c rtdb -n '__rtdb_using query watch' -l order-by-value -d 'order children by their own value'
+complete -c rtdb -n '__rtdb_using query watch' -l order-by-priority -d 'order children by priority'
 complete -c rtdb -n '__rtdb_using query watch' -l order-by-child -x -d 'order children by the value at CHILD'
 complete -c rtdb -n '__rtdb_using query watch' -l start-at -x -d 'lower bound, inclusive'
 complete -c rtdb -n '__rtdb_using query watch' -l start-after -x -d 'lower bound, exclusive'

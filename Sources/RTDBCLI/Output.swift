@@ -34,10 +34,10 @@ final class Output {
         buffer.reserveCapacity(1 << 16)
     }
 
-    /// Prints one value as a line.
-    func value(_ node: Node) throws {
+    /// Prints one value as a line (with its priorities in the export form when `export`).
+    func value(_ node: Node, export: Bool = false) throws {
         if quiet { return }
-        JSONWriter(pretty: pretty).write(node, into: &buffer)
+        JSONWriter(pretty: pretty, export: export).write(node, into: &buffer)
         try endLine()
     }
 

@@ -75,6 +75,7 @@ public enum Registry {
         OptionSpec("--order-by-key", "order children by key (the default)"),
         OptionSpec("--order-by-value", "order children by their own value"),
         OptionSpec("--order-by-child", value: "CHILD", kind: .child, "order children by the value at CHILD (a relative path)"),
+        OptionSpec("--order-by-priority", "order children by priority: none first, then numbers, then strings"),
         OptionSpec("--start-at", value: "V", kind: .json, "lower bound, inclusive"),
         OptionSpec("--start-after", value: "V", kind: .json, "lower bound, exclusive"),
         OptionSpec("--end-at", value: "V", kind: .json, "upper bound, inclusive"),

@@ -34,6 +34,23 @@ extension EmbeddedDatabase {
         let ins = try c.statement("INSERT INTO changes(seq, op, base, data) VALUES(?1, ?2, ?3, ?4)")
         ins.bind(1, int: seq)
         var data: [UInt8]? = nil
+        var change = change
+        // A priority write is a change of its node: readers read that node back.
+        if case .set(let p, _) = change, p.isPriority {
+            change = .set(p.node, .null)
+            ins.bind(2, text: "set")
+            ins.bind(3, text: EmbeddedDatabase.encodeString(p.node))
+            sqlite3_bind_null(ins.handle, 4)
+            try ins.run()
+            return
+        }
+        if case .update(let base, let list) = change, list.contains(where: { $0.path.isPriority }) {
+            ins.bind(2, text: "update")
+            ins.bind(3, text: EmbeddedDatabase.encodeString(base))
+            sqlite3_bind_null(ins.handle, 4)
+            try ins.run()
+            return
+        }
         switch change {
         case .set(let path, let value):
             ins.bind(2, text: "set")

@@ -56,6 +56,8 @@ extension EmbeddedDatabase {
             var whole = false
             var keys: [String] = []
             var first = true
+            // A `.priority` path follows its node: any change in or above the node may change it.
+            let node = path.node
             while try s.step() {
                 let n = s.int(0)
                 // Entries were trimmed since `seq`, or the watcher started before there was a log.
@@ -65,19 +67,19 @@ extension EmbeddedDatabase {
                 if whole { continue }
                 for line in s.string(1).split(separator: "\n", omittingEmptySubsequences: false) {
                     let changed = Path(validatedKeys: line.isEmpty ? [] : line.split(separator: "/").map(String.init))
-                    if changed.contains(path) { whole = true; break }
+                    if changed.contains(node) || (path.isPriority && node.contains(changed)) { whole = true; break }
                     if path.contains(changed) { keys.append(changed.keys[path.count]) }
                 }
             }
             s.reset()
             if last == seq { return nil }
-            if whole { return (last, try read(c, path), nil) }
+            if whole { return (last, try readExport(c, path), nil) }
             if keys.isEmpty { return (last, current, []) }
             var value = current
             var seen: [String] = []
             for k in keys where !seen.contains(where: { KeyOrder.same($0, k) }) {
                 seen.append(k)
-                value = value.setting(child: k, to: try read(c, path.appending(k)))
+                value = value.setting(child: k, to: try readExport(c, path.appending(k)))
             }
             return (last, value, seen)
         }
@@ -86,7 +88,7 @@ extension EmbeddedDatabase {
     /// The current value at `path` and the log position it reflects, in one snapshot.
     func snapshot(_ path: Path) throws -> (seq: Int64, value: Node)? {
         try reading(nil) { c in
-            (try c.integer("SELECT COALESCE(MAX(seq), 0) FROM log") ?? 0, try read(c, path))
+            (try c.integer("SELECT COALESCE(MAX(seq), 0) FROM log") ?? 0, try readExport(c, path))
         }
     }
 

@@ -25,9 +25,10 @@ import RTDBWire
 ///   combined with `shallow` or a query are 400. `if-match` works on PUT and DELETE (POST and
 ///   PATCH: 400). `if-match: *` means "exists".
 /// * `.indexOn` is not enforced (no rules yet): every `orderBy` is answered.
-/// * `format=export` and `.priority` paths are hooks until priorities are stored (marked
-///   PRIORITY HOOK): export answers the plain value, `GET …/.priority.json` is null, writes to a
-///   `.priority` path and `orderBy="$priority"` are 400.
+/// * `format=export` answers values with their priorities (`{".value":v,".priority":p}`
+///   leaves, `".priority"` keys); `/PATH/.priority.json` reads and writes a node's priority;
+///   `orderBy="$priority"` orders by Firebase's priority rule. ETags hash the node with its
+///   priorities, as Firebase's node hash does.
 /// * `/.settings/rules.json`: GET answers the open rules every request runs under; PUT is 501
 ///   until rules exist.
 public final class RESTHandler {
@@ -107,12 +108,15 @@ public final class RESTHandler {
                 throw notAllowed("GET, PUT")
             }
         case .priority(let path):
-            // PRIORITY HOOK: priorities are not stored yet, so every node's priority is null.
-            if method == "GET" || method == "HEAD" {
-                if wantsStream(request) { throw RESTError(400, "streaming a .priority path is not supported") }
-                return try respond(.null, request, method: method, etag: nil)
+            // The node's priority, as a pseudo-child (firebase-semantics §1.4).
+            if wantsStream(request) { throw RESTError(400, "streaming a .priority path is not supported") }
+            let context = Context(request: request, namespace: namespace, path: path.appending(Path.priorityKey))
+            switch method {
+            case "GET", "HEAD": return try get(context, method: method)
+            case "PUT": return .response(try put(context))
+            case "DELETE": return .response(try delete(context))
+            default: throw notAllowed("GET, PUT, DELETE")
             }
-            throw RESTError(400, "priorities are not supported yet: cannot write \(path)/.priority")
         case .data(let path):
             let context = Context(request: request, namespace: namespace, path: path)
             switch method {

@@ -28,6 +28,7 @@ extension RESTHandler {
 
         let etagWanted = r.header("x-firebase-etag")?.lowercased() == "true"
         let ifNoneMatch = r.header("if-none-match")
+        let export = r.queryValue("format") == "export"
         if (etagWanted || ifNoneMatch != nil) && (shallow || query != nil) {
             throw RESTError(400, "ETags describe a whole location: they cannot be combined with shallow or a query")
         }
@@ -42,12 +43,14 @@ extension RESTHandler {
                 value = listing
             }
         } else if let q = query, filtered {
+            // Query windows carry their children's priorities (shown only by format=export).
             value = Node.object(normalizing: try db.query(c.path, q))
+        } else if export || etagWanted || ifNoneMatch != nil {
+            // The node with its priorities: the export form, and what an ETag hashes.
+            value = try db.export(c.path)
         } else {
             value = try db.get(c.path)
         }
-        // PRIORITY HOOK: with `format=export`, priorities are added to `value` here once they
-        // are stored; until then the export of a value is the value itself.
 
         var etag: String?
         if etagWanted || ifNoneMatch != nil { etag = ETag.of(value) }
@@ -64,7 +67,7 @@ extension RESTHandler {
         if r.queryValue("print") == "silent" {
             return .response(HTTPResponse(status: 204, headers: headers))
         }
-        var body = RESTRender.json(value, pretty: r.queryValue("print") == "pretty")
+        var body = RESTRender.json(value, pretty: r.queryValue("print") == "pretty", export: r.queryValue("format") == "export")
         var response: HTTPResponse
         if let callback = r.queryValue("callback") {
             body = Array(callback.utf8) + [UInt8(ascii: "(")] + body + Array(");".utf8)

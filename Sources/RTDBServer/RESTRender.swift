@@ -6,9 +6,12 @@ import RTDBWire
 /// `[ a, b ]` (the layout of the Java JSON printer the service uses). Objects whose keys are
 /// array indices render as arrays (firebase-semantics §1.4) in both forms.
 enum RESTRender {
-    static func json(_ node: Node, pretty: Bool) -> [UInt8] {
+    static func json(_ node: Node, pretty: Bool, export: Bool = false) -> [UInt8] {
         var out: [UInt8] = []
-        if pretty {
+        if export {
+            // Firebase's export form keeps priorities and never turns objects into arrays.
+            JSONWriter(pretty: pretty, export: true).write(node, into: &out)
+        } else if pretty {
             writePretty(node, level: 0, into: &out)
         } else {
             JSONWriter().write(node, into: &out)

@@ -90,6 +90,41 @@ import Darwin
         ].map { $0 + "\n" }.joined())
     }
 
+    @Test func anObjectChildThatChangesMovesUnderValueOrder() throws {
+        let sb = Sandbox()
+        sb.seed("/s", "{\"a\":{\"x\":5},\"b\":1}")
+        let w = try startWatch(sb, ["/s", "--child-events", "--order-by-value", "--count", "4"], ready: 2)
+        sb.seed("/s/a/x", "13")
+        #expect(w.wait(timeout: 20) == 0, "\(w.stderr)")
+        #expect(w.stdout == [
+            "{\"event\":\"child_added\",\"path\":\"/s\",\"key\":\"b\",\"prev\":null,\"value\":1}",
+            "{\"event\":\"child_added\",\"path\":\"/s\",\"key\":\"a\",\"prev\":\"b\",\"value\":{\"x\":5}}",
+            "{\"event\":\"child_moved\",\"path\":\"/s\",\"key\":\"a\",\"prev\":\"b\",\"value\":{\"x\":13}}",
+            "{\"event\":\"child_changed\",\"path\":\"/s\",\"key\":\"a\",\"prev\":\"b\",\"value\":{\"x\":13}}",
+        ].map { $0 + "\n" }.joined())
+    }
+
+    @Test func orderByPriorityMovesOnAPriorityChangeAndValueFiresForPriorityAlone() throws {
+        let sb = Sandbox()
+        sb.seed("/p", #"{"a":{".value":1,".priority":1},"b":{".value":2,".priority":2}}"#)
+        let w = try startWatch(sb, ["/p", "--child-events", "--order-by-priority", "--count", "4"], ready: 2)
+        sb.seed("/p/a/.priority", "3")
+        #expect(w.wait(timeout: 20) == 0, "\(w.stderr)")
+        #expect(w.stdout == [
+            #"{"event":"child_added","path":"/p","key":"a","prev":null,"value":1}"#,
+            #"{"event":"child_added","path":"/p","key":"b","prev":"a","value":2}"#,
+            #"{"event":"child_moved","path":"/p","key":"a","prev":"b","value":1}"#,
+            #"{"event":"child_changed","path":"/p","key":"a","prev":"b","value":1}"#,
+        ].map { $0 + "\n" }.joined())
+        let v = try startWatch(sb, ["/p", "--count", "2"], ready: 1)
+        sb.seed("/p/.priority", #""top""#)
+        #expect(v.wait(timeout: 20) == 0, "\(v.stderr)")
+        #expect(v.stdout == [
+            #"{"event":"value","path":"/p","value":{"a":1,"b":2}}"#,
+            #"{"event":"value","path":"/p","value":{"a":1,"b":2}}"#,
+        ].map { $0 + "\n" }.joined())
+    }
+
     @Test func limitedWindowAddsAndRemoves() throws {
         let sb = Sandbox()
         sb.seed("/s", "{\"a\":1,\"b\":2,\"c\":3}")

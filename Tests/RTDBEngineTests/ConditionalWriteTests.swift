@@ -10,6 +10,7 @@ final class WithoutNativeConditionalWrite: Database {
     init(_ base: EmbeddedDatabase) { self.base = base }
     func get(_ path: Path) throws -> Node { try base.get(path) }
     func shallow(_ path: Path) throws -> Node { try base.shallow(path) }
+    func export(_ path: Path) throws -> Node { try base.export(path) }
     func query(_ path: Path, _ query: Query) throws -> [Node.Entry] { try base.query(path, query) }
     func set(_ path: Path, _ value: Node) throws -> Node { try base.set(path, value) }
     func update(_ path: Path, _ entries: [(path: Path, value: Node)]) throws -> [(path: Path, value: Node)] {

@@ -102,7 +102,6 @@ struct RESTParameterTests {
         let h = Harness()
         let cases: [(String, String)] = [
             ("limitToFirst=1", "orderBy must be defined"),
-            ("orderBy=%22$priority%22", "priorities"),
             ("orderBy=$key", "orderBy must be a JSON string"),
             ("orderBy=%22n%22&startAt=%7B", "startAt must be a JSON value"),
             ("orderBy=%22n%22&limitToFirst=1&limitToLast=1", "cannot be combined"),
@@ -250,8 +249,28 @@ struct RESTParameterTests {
         }
         h.send("PUT", "/x.json", "1")
         #expect(h.send("GET", "/x/.priority.json").text == "null")
-        #expect(h.send("PUT", "/x/.priority.json", "5").status == 400)
+        #expect(h.send("PUT", "/x/.priority.json", "5").status == 200)
+        #expect(h.send("GET", "/x/.priority.json").text == "5")
+        #expect(h.send("GET", "/x.json?format=export").text == #"{".value":1,".priority":5}"#)
         #expect(h.stored("/x") == "1")
+        // A priority is data: a boolean is refused, and deleting it leaves the value alone.
+        #expect(h.send("PUT", "/x/.priority.json", "true").status == 400)
+        #expect(h.send("DELETE", "/x/.priority.json").status == 200)
+        #expect(h.send("GET", "/x.json?format=export").text == "1")
+        #expect(h.send("POST", "/x/.priority.json", "1").status == 405)
+    }
+
+    @Test("orderBy $priority orders by Firebase's priority rule, and export shows priorities")
+    func priorityOrder() {
+        let h = Harness()
+        h.send("PUT", "/p.json", #"{"a":{".value":1,".priority":"z"},"b":{".value":2,".priority":5},"c":3,"d":{"x":1,".priority":1}}"#)
+        // No priority < numbers < strings; the result is an unordered object, so check the window.
+        #expect(h.send("GET", "/p.json?orderBy=%22$priority%22&limitToFirst=2").text == #"{"c":3,"d":{"x":1}}"#)
+        #expect(h.send("GET", "/p.json?orderBy=%22$priority%22&startAt=2").text == #"{"a":1,"b":2}"#)
+        #expect(h.send("GET", "/p.json?orderBy=%22$priority%22&limitToLast=1&format=export").text
+                == #"{"a":{".value":1,".priority":"z"}}"#)
+        #expect(h.send("GET", "/p/d.json?format=export").text == #"{"x":1,".priority":1}"#)
+        #expect(h.send("GET", "/p/d.json").text == #"{"x":1}"#)
     }
 
     @Test("HEAD is a GET without a body; OPTIONS answers a CORS preflight")
