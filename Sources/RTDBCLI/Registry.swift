@@ -82,8 +82,8 @@ public enum Registry {
         OptionSpec("--equal-to", value: "V", kind: .json, "only children whose sort value is V"),
         OptionSpec("--start-key", value: "K", kind: .key, "key argument of the lower bound (among equal values, from key K)"),
         OptionSpec("--end-key", value: "K", kind: .key, "key argument of the upper bound (among equal values, up to key K)"),
-        OptionSpec("--limit-to-first", value: "N", kind: .number, "keep the first N children of the ordered result"),
-        OptionSpec("--limit-to-last", value: "N", kind: .number, "keep the last N children of the ordered result"),
+        OptionSpec("--limit-to-first", value: "N", kind: .number, "keep the first N children of the ordered result (N ≥ 1)"),
+        OptionSpec("--limit-to-last", value: "N", kind: .number, "keep the last N children of the ordered result (N ≥ 1)"),
     ]
 
     /// `get`, `query` and `watch` print values; `--raw` prints a string value as its bare text.

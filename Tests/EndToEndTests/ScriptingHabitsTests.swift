@@ -125,4 +125,25 @@ import Testing
         expectError(sb.rtdb(["watch", "/s"] + options), status: 2, code: "usage")
         expectLines(sb.rtdb("query", "/s", "--limit-to-first", "1"), ["{\"key\":\"a\",\"value\":1}"])
     }
+
+    @Test func helpDescribesTheNewOptions() {
+        let sb = Sandbox()
+        for c in ["get", "query", "watch"] {
+            #expect(sb.rtdb("help", c).stdout.contains("-r, --raw"), "help \(c) lists --raw")
+        }
+        let watch = sb.rtdb("help", "watch").stdout
+        for text in ["-n, --changes-only", "--exec-fail WHAT", "continue", "stop", "SIGINT with 130", "SIGTERM with 143"] {
+            #expect(watch.contains(text), "help watch mentions \(text)")
+        }
+        #expect(sb.rtdb("help", "set").stdout.contains("(- reads stdin)"))
+        #expect(sb.rtdb("help", "update").stdout.contains("(- reads stdin)"))
+        #expect(sb.rtdb("help", "query").stdout.contains("(N ≥ 1)"))
+        let overview = sb.rtdb("help").stdout
+        #expect(overview.contains("130/143 ended by SIGINT/SIGTERM"))
+        #expect(overview.contains("'man ./man/rtdb.1'"))
+        for o in ["--auth", "--access-token", "--url"] {
+            let line = overview.split(separator: "\n").first { $0.hasPrefix("  \(o) ") }
+            #expect(line?.hasSuffix("not supported yet") == true, "\(o): \(line ?? "missing")")
+        }
+    }
 }
