@@ -113,6 +113,8 @@ enum Parser {
         let longShaped = arg.hasPrefix("--") && !name.isEmpty
             && name.allSatisfy { ($0 >= 0x61 && $0 <= 0x7A) || ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x2D || $0 == 0x3D }
         if longShaped { return "" }
+        // Another command's option (`set /a 1 -r`) is a misplaced option, not an argument.
+        if Registry.commands.contains(where: { $0.options.contains { $0.long == arg || $0.short == arg } }) { return "" }
         if let command {
             guard command.arguments.first?.kind == .path else { return "" }
             return "; if it is a path or key, write -- before it or give it a leading / (/\(arg))"

@@ -90,6 +90,10 @@ import Testing
         let h = sb.rtdb("help", "-x")
         expectError(h, status: 2, code: "usage")
         #expect(h.error?.message == "unknown option -x for help")
+        // Another command's short option is a misplaced option, not an argument.
+        let s = sb.rtdb("set", "/a", "1", "-r")
+        expectError(s, status: 2, code: "usage")
+        #expect(s.error?.message == "unknown option -r for set")
     }
 
     @Test func textThatIsNotJSONHintsAtString() throws {
