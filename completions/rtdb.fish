@@ -19,7 +19,7 @@ function __rtdb_scan
     # Options that take a value (the next word, or after `=`).
     set -l value_options --db --url --auth --access-token --timeout --order-by-child \
         --start-at --start-after --end-at --end-before --equal-to --start-key --end-key \
-        --limit-to-first --limit-to-last --string -s --file --max-retries --count \
+        --limit-to-first --limit-to-last --string -s --file --max-retries --count --exec-fail \
         --host --port --data-dir --secret --max-connections --idle-timeout
     set -l tokens (commandline -opc)
     for w in $tokens[2..-1]
@@ -135,6 +135,8 @@ complete -c rtdb -l version -d 'print the version'
 # get
 complete -c rtdb -n '__rtdb_using get' -l shallow -d 'print an object as {"child":true,...}'
 complete -c rtdb -n '__rtdb_using get' -l export -d 'include priorities, as format=export'
+# get, query, watch
+complete -c rtdb -n '__rtdb_using get query watch' -s r -l raw -d 'print a string value as its text, without quotes'
 # set, push, update
 complete -c rtdb -n '__rtdb_using set push' -s s -l string -x -d 'write TEXT as a JSON string'
 complete -c rtdb -n '__rtdb_using set push update' -l file -r -F -d 'read the JSON value from FILE'
@@ -146,6 +148,8 @@ complete -c rtdb -n '__rtdb_using tx' -l max-retries -x -d 'attempts in all befo
 complete -c rtdb -n '__rtdb_using watch' -l child-events -d 'print child events instead of value events'
 complete -c rtdb -n '__rtdb_using watch' -l count -x -d 'exit after N event lines'
 complete -c rtdb -n '__rtdb_using watch' -l exec -d 'run CMD (after --) once per event'
+complete -c rtdb -n '__rtdb_using watch' -s n -l changes-only -d 'print only changes, not the current value'
+complete -c rtdb -n '__rtdb_using watch' -l exec-fail -x -a 'continue stop' -d 'when CMD exits non-zero'
 # serve
 complete -c rtdb -n '__rtdb_using serve' -l host -x -d 'address to listen on (default 127.0.0.1)'
 complete -c rtdb -n '__rtdb_using serve' -l port -x -d 'port to listen on (default 9000; 0 picks one)'

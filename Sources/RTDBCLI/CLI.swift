@@ -50,7 +50,7 @@ public enum CLI {
             return 0
         } catch is OutputClosed {
             return 0
-        } catch let exit as SignalExit {
+        } catch let exit as ExitStatus {
             return exit.status
 
         } catch let error as RTDBError {
@@ -67,6 +67,13 @@ public enum CLI {
         try out.raw(text)
         try out.flush()
     }
+}
+
+/// Ends the command with this status and nothing more on stderr: the command has already
+/// said why (`watch --exec-fail stop` passes on its handler's status).
+struct ExitStatus: Error {
+    let status: Int32
+    init(_ status: Int32) { self.status = status }
 }
 
 extension Output {

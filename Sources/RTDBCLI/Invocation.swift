@@ -71,16 +71,43 @@ final class Invocation {
         return t
     }
 
-    /// Opens the target. A remote URL is refused until remote targets exist.
-    func database() throws -> Database {
+    /// The options (and their environment variables) that only a remote target can use. Until
+    /// remote targets exist each is refused, from the command line or the environment alike:
+    /// a credential that is silently dropped would let a script believe it was checked.
+    static let remoteOnly: [(option: String, env: String)] = [
+        ("--url", "RTDB_URL"), ("--auth", "RTDB_AUTH"), ("--access-token", "RTDB_ACCESS_TOKEN"),
+    ]
+
+    /// Opens the target. A remote URL, and credentials for one, are refused until remote
+    /// targets exist. With `reading`, a terminal on stderr is told when the database file does
+    /// not exist yet (the command still prints what an empty database holds).
+    func database(reading: Bool = false) throws -> Database {
         if let f = value("--db"), f.isEmpty {
             // SQLite would treat "" as a throw-away temporary database: writes would vanish.
             throw usageError("--db needs a file name")
         }
-        if let url = value("--url") ?? Invocation.env("RTDB_URL") {
-            throw RTDBError(.unsupported, "remote databases (--url \(url)) are not supported yet; use the embedded database (--db FILE)")
+        for (option, env) in Invocation.remoteOnly {
+            if let v = value(option) {
+                throw RTDBError(.unsupported, option == "--url"
+                    ? "remote databases (--url \(v)) are not supported yet; use the embedded database (--db FILE)"
+                    : "\(option) is for remote databases, which are not supported yet; leave it out to use the embedded database")
+            }
+            if let v = Invocation.env(env) {
+                let shown = option == "--url" ? " (\(v))" : ""
+                throw RTDBError(.unsupported, "\(env) is set\(shown), but it is for remote databases, which are not supported yet; "
+                    + "unset it (or set it empty) to use the embedded database")
+            }
         }
-        return EmbeddedDatabase(file: Invocation.databaseFile(option: value("--db")), timeoutSeconds: try timeoutSeconds())
+        let file = Invocation.databaseFile(option: value("--db"))
+        if reading && !quiet && Diagnostics.stderrIsTerminal && !Invocation.exists(file) {
+            Diagnostics.note("the database file \(file) does not exist yet (nothing has been written to it)")
+        }
+        return EmbeddedDatabase(file: file, timeoutSeconds: try timeoutSeconds())
+    }
+
+    static func exists(_ file: String) -> Bool {
+        var st = stat()
+        return stat(file, &st) == 0
     }
 
     func output(streaming: Bool = false) -> Output {

@@ -41,6 +41,22 @@ final class Output {
         try endLine()
     }
 
+    /// Prints one value as a line, a string as its bare text (`--raw`, like `jq -r`): the
+    /// text's own newlines are kept, so only other values are sure to take one line.
+    func rawValue(_ node: Node) throws {
+        if quiet { return }
+        Output.appendRaw(node, pretty: pretty, to: &buffer)
+        try endLine()
+    }
+
+    static func appendRaw(_ node: Node, pretty: Bool, to buffer: inout [UInt8]) {
+        if case .string(let s) = node {
+            buffer.append(contentsOf: s.utf8)
+        } else {
+            JSONWriter(pretty: pretty).write(node, into: &buffer)
+        }
+    }
+
     /// Prints one record as a line.
     func record(_ fields: [(String, Field)]) throws {
         if quiet { return }
@@ -127,6 +143,13 @@ enum Diagnostics {
             text = String(decoding: line, as: UTF8.self)
         }
         writeAll(2, Array(text.utf8))
+    }
+
+    /// A remark for a person at a terminal; nothing when stderr is not a terminal (scripts
+    /// read stderr for error lines only).
+    static func note(_ text: String) {
+        guard stderrIsTerminal else { return }
+        writeAll(2, Array("rtdb: note: \(text)\n".utf8))
     }
 
     static func writeAll(_ fd: Int32, _ bytes: [UInt8]) {

@@ -62,8 +62,8 @@ public enum Registry {
     public static let globalOptions: [OptionSpec] = [
         OptionSpec("--db", value: "FILE", kind: .file, "embedded database file (env RTDB_DB; default $XDG_DATA_HOME/rtdb/default.db)"),
         OptionSpec("--url", value: "URL", kind: .text, "remote database URL (env RTDB_URL); not supported yet"),
-        OptionSpec("--auth", value: "TOKEN", kind: .text, "credential for a remote database (env RTDB_AUTH)"),
-        OptionSpec("--access-token", value: "TOKEN", kind: .text, "OAuth2 access token for a remote database (env RTDB_ACCESS_TOKEN)"),
+        OptionSpec("--auth", value: "TOKEN", kind: .text, "credential for a remote database (env RTDB_AUTH); not supported yet"),
+        OptionSpec("--access-token", value: "TOKEN", kind: .text, "OAuth2 access token for a remote database (env RTDB_ACCESS_TOKEN); not supported yet"),
         OptionSpec("--timeout", value: "SECONDS", kind: .number, "give up on an operation (or a locked file) after this long (env RTDB_TIMEOUT; default 10)"),
         OptionSpec("--pretty", "indent JSON output for humans"),
         OptionSpec("--quiet", short: "-q", "print nothing on success"),
@@ -83,13 +83,16 @@ public enum Registry {
         OptionSpec("--equal-to", value: "V", kind: .json, "only children whose sort value is V"),
         OptionSpec("--start-key", value: "K", kind: .key, "key argument of the lower bound (among equal values, from key K)"),
         OptionSpec("--end-key", value: "K", kind: .key, "key argument of the upper bound (among equal values, up to key K)"),
-        OptionSpec("--limit-to-first", value: "N", kind: .number, "keep the first N children of the ordered result"),
-        OptionSpec("--limit-to-last", value: "N", kind: .number, "keep the last N children of the ordered result"),
+        OptionSpec("--limit-to-first", value: "N", kind: .number, "keep the first N children of the ordered result (N ≥ 1)"),
+        OptionSpec("--limit-to-last", value: "N", kind: .number, "keep the last N children of the ordered result (N ≥ 1)"),
     ]
+
+    /// `get`, `query` and `watch` print values; `--raw` prints a string value as its bare text.
+    static let rawOption = OptionSpec("--raw", short: "-r", "print a string value as its text, without quotes (other values as JSON)")
 
     static let valueOptions: [OptionSpec] = [
         OptionSpec("--string", short: "-s", value: "TEXT", kind: .text, "write TEXT as a JSON string"),
-        OptionSpec("--file", value: "FILE", kind: .file, "read the JSON value from FILE"),
+        OptionSpec("--file", value: "FILE", kind: .file, "read the JSON value from FILE (- reads stdin)"),
     ]
 
     public static let commands: [CommandSpec] = [

@@ -141,7 +141,7 @@ public struct Query: Sendable {
     public func window(of node: Node) -> [Node.Entry] {
         guard case .object(let all) = node.unprioritized else { return [] }
         if isUnfiltered { return all }
-        var list = (start == nil && end == nil) ? all : all.filter { inRange($0.key, $0.node) }
+        let list = (start == nil && end == nil) ? all : all.filter { inRange($0.key, $0.node) }
         if case .key = order {
             // Children are stored in key order already.
             return Query.applyLimit(limit, to: list)

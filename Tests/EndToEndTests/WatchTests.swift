@@ -139,12 +139,13 @@ import Darwin
         ].map { $0 + "\n" }.joined())
     }
 
-    @Test func sigtermAndSigintEndTheStreamWithStatus0() throws {
+    /// The shell's convention: 128 + the signal, so `rtdb watch … && next` does not run `next`.
+    @Test func sigintExits130AndSigtermExits143() throws {
         let sb = Sandbox()
-        for signal in [SIGTERM, SIGINT] {
+        for (signal, status) in [(SIGINT, Int32(130)), (SIGTERM, Int32(143))] {
             let w = try startWatch(sb, ["/x"], ready: 1)
             kill(w.pid, signal)
-            #expect(w.wait(timeout: 20) == 0, "signal \(signal): \(w.stderr)")
+            #expect(w.wait(timeout: 20) == status, "signal \(signal): \(w.stderr)")
             #expect(w.stdout == "{\"event\":\"value\",\"path\":\"/x\",\"value\":null}\n")
             #expect(w.stderr == "")
         }
@@ -156,6 +157,10 @@ import Darwin
         expectError(sb.rtdb("watch", "/a", "/b"), status: 2, code: "usage")
         expectError(sb.rtdb("watch", "/a", "--count", "0"), status: 2, code: "usage")
         expectError(sb.rtdb("watch", "/a", "--limit-to-first", "1", "--limit-to-last", "1"), status: 2, code: "usage")
+        expectError(sb.rtdb("watch", "/a", "--limit-to-first", "0"), status: 2, code: "usage")
+        expectError(sb.rtdb("watch", "/a", "--limit-to-last", "0"), status: 2, code: "usage")
+        expectError(sb.rtdb("watch", "/a", "--exec-fail", "stop"), status: 2, code: "usage")       // without --exec
+        expectError(sb.rtdb("watch", "/a", "--exec-fail", "maybe", "--exec", "--", "true"), status: 2, code: "usage")
         expectError(sb.rtdb("watch", "/a.b"), status: 3, code: "invalid_path")
         expectError(sb.rtdb("watch", "/a", "--url", "https://demo.firebaseio.com"), status: 7, code: "unsupported")
     }

@@ -5,22 +5,29 @@ enum QueryCommand {
         name: "query", summary: "print the children of a path, filtered and ordered",
         usage: "rtdb query PATH [ORDER] [RANGE] [LIMIT]",
         arguments: [("PATH", .path, "database path whose children are queried")],
-        options: Registry.queryOptions,
+        options: [Registry.rawOption] + Registry.queryOptions,
         description: "Prints one {\"key\":K,\"value\":V} line per child, in query order. Orders: by key (default), value, child "
             + "or priority. Bounds are JSON when they parse as JSON, otherwise strings; with --order-by-key they are always keys; "
-            + "with --order-by-priority they are null, numbers or strings.",
+            + "with --order-by-priority they are null, numbers or strings. With --raw, only the values print, one per line, "
+            + "strings as bare text.",
         examples: ["rtdb query /scores --order-by-value --limit-to-last 3",
                    "rtdb query /users --order-by-child age --start-at 18",
-                   "rtdb query /posts --order-by-child metrics/views --limit-to-last 10 | jq -r .key"],
+                   "rtdb query /posts --order-by-child metrics/views --limit-to-last 10 | jq -r .key",
+                   "rtdb query /users --order-by-child age --limit-to-last 3 -r"],
         run: run)
 
     static func run(_ inv: Invocation) throws {
         let path = try inv.path(inv.arguments(["PATH"])[0])
         let query = try QueryOptions.parse(inv)
-        let entries = try inv.database().query(path, query)
+        let entries = try inv.database(reading: true).query(path, query)
         let out = inv.output()
+        let raw = inv.has("--raw")
         for e in entries {
-            try out.record([("key", .string(e.key)), ("value", .node(e.node))])
+            if raw {
+                try out.rawValue(e.node)
+            } else {
+                try out.record([("key", .string(e.key)), ("value", .node(e.node))])
+            }
         }
         try out.flush()
     }
@@ -85,7 +92,8 @@ enum QueryOptions {
         if let v = inv.value("--end-before") { query.end = Query.Bound(try bound(v), key: inv.value("--end-key"), exclusive: true) }
         for name in ["--limit-to-first", "--limit-to-last"] {
             guard let text = inv.value(name) else { continue }
-            guard let n = Int(text), n >= 0 else { throw inv.usageError("\(name) needs a whole number ≥ 0, not \(Limits.quote(text))") }
+            // Firebase's SDKs refuse limits below 1; a window of nothing is a mistake, not a query.
+            guard let n = Int(text), n >= 1 else { throw inv.usageError("\(name) needs a whole number ≥ 1, not \(Limits.quote(text))") }
             query.limit = name == "--limit-to-first" ? .first(n) : .last(n)
         }
         try query.validate()

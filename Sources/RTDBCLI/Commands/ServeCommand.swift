@@ -97,7 +97,7 @@ enum ServeCommand {
         try out.raw(#"{"event":"listening","url":"# + quoted(server.url) + where_ + "}\n")
         try out.flush()
         let signal = try server.run()
-        throw SignalExit(status: 128 + signal)
+        throw ExitStatus(128 + signal)
     }
 
     static func absolute(_ path: String) -> String {
@@ -125,10 +125,4 @@ enum ServeCommand {
         JSONWriter.appendString(s, to: &out)
         return String(decoding: out, as: UTF8.self)
     }
-}
-
-/// Ends the process with `status` after a signal (128 + the signal's number), by the shell's
-/// convention, so `rtdb serve && next` does not run `next` after Ctrl-C.
-struct SignalExit: Error {
-    let status: Int32
 }
