@@ -62,7 +62,7 @@ public final class EmbeddedDatabase: Database {
     func readConnection() throws -> Connection? {
         if conn == nil {
             guard fileExists() else { return nil }
-            conn = try Connection(file: file, create: false, timeoutSeconds: timeoutSeconds)
+            conn = try openChecked(create: false)
         }
         guard let c = conn else { return nil }
         if !hasSchema {
@@ -79,7 +79,7 @@ public final class EmbeddedDatabase: Database {
             c = existing
         } else {
             try makeParentDirectories()
-            c = try Connection(file: file, create: true, timeoutSeconds: timeoutSeconds)
+            c = try openChecked(create: true)
             conn = c
         }
         if !writerReady {
@@ -102,8 +102,22 @@ public final class EmbeddedDatabase: Database {
                     throw error
                 }
             }
+            try FileMark.mark(c)
             hasSchema = true
             writerReady = true
+        }
+        return c
+    }
+
+    /// Opens the file and accepts it only when it is one of rtdb's (see `FileMark`), before
+    /// anything is read from it or changed in it.
+    private func openChecked(create: Bool) throws -> Connection {
+        let c = try Connection(file: file, create: create, timeoutSeconds: timeoutSeconds)
+        do {
+            _ = try FileMark.check(c, newest: EmbeddedDatabase.schemaVersion)
+        } catch {
+            FileMark.release(c)
+            throw error
         }
         return c
     }

@@ -41,7 +41,7 @@ struct SQLiteError: Error, CustomStringConvertible {
         case SQLITE_FULL:
             return RTDBError(.ioError, "disk full while writing \(file); nothing was written")
         case SQLITE_NOTADB:
-            return RTDBError(.ioError, "\(file) is not a database file")
+            return RTDBError(.invalidDatabase, "\(file) is not an rtdb database (it is not an SQLite file); it was left unchanged")
         case SQLITE_CORRUPT:
             return RTDBError(.ioError, "database \(file) is corrupt")
         case SQLITE_IOERR:
