@@ -50,6 +50,9 @@ public enum CLI {
             return 0
         } catch is OutputClosed {
             return 0
+        } catch let e as Interrupted {
+            Diagnostics.report(RTDBError(.notCommitted, e.message))
+            return 128 + e.signal
 
         } catch let error as RTDBError {
             Diagnostics.report(error, usage: usage ?? (error.code == .usage ? "rtdb [GLOBAL OPTIONS] COMMAND [OPTIONS] [ARGS]" : nil))
