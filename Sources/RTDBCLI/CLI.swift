@@ -50,6 +50,9 @@ public enum CLI {
             return 0
         } catch is OutputClosed {
             return 0
+        } catch let e as CommittedNotPrinted {
+            Diagnostics.report(RTDBError(e.cause.code, e.message), committedPath: e.path)
+            return CommittedNotPrinted.exitStatus
         } catch let e as Interrupted {
             Diagnostics.report(RTDBError(.notCommitted, e.message))
             return 128 + e.signal

@@ -86,6 +86,13 @@ final class Invocation {
     func output(streaming: Bool = false) -> Output {
         Output(pretty: pretty, quiet: quiet, streaming: streaming)
     }
+
+    /// The output of a write command once its write at `path` has committed (see `Output.committed`).
+    func output(committed path: Path) -> Output {
+        let out = output()
+        out.committed = path
+        return out
+    }
 }
 
 /// Reads a whole file descriptor, refusing more than `limit` bytes as they arrive: at most

@@ -97,7 +97,7 @@ enum TxCommand {
         } catch let e as Interrupted {
             throw Interrupted(signal: e.signal, message: "tx: stopped by \(e.name); \(Limits.quote(command[0])) was stopped and nothing was committed")
         }
-        let out = inv.output()
+        let out = outcome.committed ? inv.output(committed: path) : inv.output()
         try out.record([("path", .string(path.description)), ("committed", .bool(outcome.committed)),
                         ("value", .node(outcome.value)), ("attempts", .int(outcome.attempts))])
         try out.flush()
