@@ -29,6 +29,11 @@ public final class EmbeddedDatabase: Database {
     private var hasSchema = false
     /// The writer's pragmas are set and the tables exist.
     private var writerReady = false
+    /// The connection reads the file alone (`FileAccess.immutableURI`): this user may read the
+    /// file but not create its WAL files. It sees no later commits.
+    private(set) var immutable = false
+    /// What the path named when the connection was opened (see `fileChanged`).
+    private var openedSignature: FileAccess.Signature? = nil
 
     static let schemaVersion: Int64 = 1
     static let logKeep: Int64 = 10_000
@@ -52,16 +57,11 @@ public final class EmbeddedDatabase: Database {
 
     // MARK: connection
 
-    private func fileExists() -> Bool {
-        var st = stat()
-        return stat(file, &st) == 0
-    }
-
     /// The connection for reading, or nil while nothing is stored: no file yet, or a file
     /// whose tables another process has not created yet.
     func readConnection() throws -> Connection? {
         if conn == nil {
-            guard fileExists() else { return nil }
+            guard try FileAccess.exists(file) else { return nil }
             conn = try openChecked(create: false)
         }
         guard let c = conn else { return nil }
@@ -75,11 +75,18 @@ public final class EmbeddedDatabase: Database {
     /// The connection for writing: creates parent folders and the file on first write.
     private func writeConnection() throws -> Connection {
         let c: Connection
-        if let existing = conn {
+        if let existing = conn, !immutable {
             c = existing
         } else {
             try makeParentDirectories()
+            if try !FileAccess.exists(file) {
+                try FileAccess.checkCreatable(file)
+            } else if !FileAccess.writable(file) {
+                // Refused before SQLite opens it, which would leave WAL files of this user's.
+                throw RTDBError(.permissionDenied, FileAccess.readOnlyReason(file))
+            }
             c = try openChecked(create: true)
+            immutable = false
             conn = c
         }
         if !writerReady {
@@ -112,13 +119,63 @@ public final class EmbeddedDatabase: Database {
     /// Opens the file and accepts it only when it is one of rtdb's (see `FileMark`), before
     /// anything is read from it or changed in it.
     private func openChecked(create: Bool) throws -> Connection {
+        if !create && !FileAccess.writable(file) && !FileAccess.logExists(file) {
+            // A reader who may not write the file must not leave WAL files of its own beside it:
+            // they would belong to this user and could keep the file's owner from writing.
+            return try openImmutable(after: nil)
+        }
         let c = try Connection(file: file, create: create, timeoutSeconds: timeoutSeconds)
         do {
             _ = try FileMark.check(c, newest: EmbeddedDatabase.schemaVersion)
+        } catch let e as RTDBError where e.code == .permissionDenied && !create {
+            FileMark.release(c)
+            return try openImmutable(after: e)
         } catch {
             FileMark.release(c)
             throw error
         }
+        openedSignature = FileAccess.signature(file, detailed: false)
+        return c
+    }
+
+    /// True when the path no longer names the file the connection has open (it was removed or
+    /// replaced by another file), or, for a connection that reads the file alone, when the file
+    /// or its write-ahead log changed.
+    func fileChanged() -> Bool {
+        guard conn != nil else { return false }
+        return FileAccess.signature(file, detailed: immutable) != openedSignature
+    }
+
+    /// Closes the connection after `fileChanged`, so that the next call opens whatever the path
+    /// names now. No checkpoint on close: SQLite would then delete `FILE-wal` and `FILE-shm` by
+    /// name, and those may now belong to the file that took this one's place.
+    func closeConnection() {
+        if let c = conn { _ = rtdb_sqlite3_db_config_flag(c.handle, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1) }
+        conn = nil
+        hasSchema = false
+        writerReady = false
+        immutable = false
+        openedSignature = nil
+    }
+
+    /// A reader that may not create `FILE-shm` reads the file itself, when no write-ahead log
+    /// holds changes it would miss. The connection sees no later commits: `Observer` reopens
+    /// it when the file or its log changes.
+    private func openImmutable(after error: RTDBError?) throws -> Connection {
+        if FileAccess.hasWriteAheadLog(file) {
+            let dir = FileAccess.folder(of: file)
+            throw RTDBError(.permissionDenied, "cannot read database \(file): its write-ahead log \(file)-wal holds changes that "
+                            + "this user cannot read without creating \(file)-shm in \(dir); make the folder writable, or "
+                            + "run rtdb once as a user who can (its next read or write folds the log into the file)")
+        }
+        let c = try Connection(file: file, create: false, timeoutSeconds: timeoutSeconds, immutable: true)
+        do {
+            _ = try FileMark.check(c, newest: EmbeddedDatabase.schemaVersion)
+        } catch let e as RTDBError where e.code == .permissionDenied {
+            throw error ?? e
+        }
+        immutable = true
+        openedSignature = FileAccess.signature(file, detailed: true)
         return c
     }
 

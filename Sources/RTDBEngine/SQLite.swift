@@ -37,7 +37,7 @@ struct SQLiteError: Error, CustomStringConvertible {
             }
             return RTDBError(.unavailable, "cannot open database \(file)" + (systemErrno != 0 ? ": \(String(cString: strerror(systemErrno)))" : ""))
         case SQLITE_READONLY, SQLITE_PERM, SQLITE_AUTH:
-            return RTDBError(.permissionDenied, "database \(file) is read-only")
+            return RTDBError(.permissionDenied, FileAccess.readOnlyReason(file))
         case SQLITE_FULL:
             return RTDBError(.ioError, "disk full while writing \(file); nothing was written")
         case SQLITE_NOTADB:
@@ -88,10 +88,13 @@ final class Connection {
     private let busy: BusyState
     private var statements: [String: Statement] = [:]
 
-    init(file: String, create: Bool, timeoutSeconds: Double) throws {
+    /// `immutable`: read the file alone, read-only, without locks or WAL files (see `FileAccess`).
+    init(file: String, create: Bool, timeoutSeconds: Double, immutable: Bool = false) throws {
         var db: OpaquePointer?
-        let flags = SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0) | SQLITE_OPEN_NOMUTEX
-        let rc = sqlite3_open_v2(file, &db, flags, nil)
+        let flags = immutable
+            ? SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX
+            : SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0) | SQLITE_OPEN_NOMUTEX
+        let rc = sqlite3_open_v2(immutable ? FileAccess.immutableURI(file) : file, &db, flags, nil)
         guard rc == SQLITE_OK, let db else {
             let err = SQLiteError(code: rc, systemErrno: db.map { sqlite3_system_errno($0) } ?? errno,
                                   message: db.map { String(cString: sqlite3_errmsg($0)) } ?? "cannot open", sql: nil)
