@@ -64,9 +64,11 @@ final class Invocation {
     }
 
     func timeoutSeconds() throws -> Double {
-        guard let text = value("--timeout") ?? Invocation.env("RTDB_TIMEOUT") else { return 10 }
+        // An error names where the value came from: the option, or the variable.
+        let (text, source) = value("--timeout").map { ($0, "--timeout") } ?? (Invocation.env("RTDB_TIMEOUT"), "RTDB_TIMEOUT")
+        guard let text else { return 10 }
         guard let t = Double(text), t.isFinite, t >= 0 else {
-            throw usageError("--timeout needs a number of seconds, not \(Limits.quote(text))")
+            throw usageError("\(source) needs a number of seconds, not \(Limits.quote(text))")
         }
         return t
     }
@@ -77,8 +79,11 @@ final class Invocation {
             // SQLite would treat "" as a throw-away temporary database: writes would vanish.
             throw usageError("--db needs a file name")
         }
-        if let url = value("--url") ?? Invocation.env("RTDB_URL") {
+        if let url = value("--url") {
             throw RTDBError(.unsupported, "remote databases (--url \(url)) are not supported yet; use the embedded database (--db FILE)")
+        }
+        if let url = Invocation.env("RTDB_URL") {
+            throw RTDBError(.unsupported, "remote databases (RTDB_URL=\(url)) are not supported yet; unset RTDB_URL to use the embedded database")
         }
         return EmbeddedDatabase(file: Invocation.databaseFile(option: value("--db")), timeoutSeconds: try timeoutSeconds())
     }
@@ -95,11 +100,18 @@ final class Invocation {
     }
 }
 
-/// Reads a whole file descriptor, refusing more than `limit` bytes as they arrive: at most
-/// `limit + 1` bytes are ever read, into a buffer reserved once (memory stays within the limit
-/// plus one chunk). The size of a regular file is checked first, so an oversized file is refused
-/// without being read at all.
+/// Reads a whole file descriptor of JSON text, refusing more than `limit` bytes as they arrive:
+/// at most `limit + 1` bytes are ever read, into a buffer reserved once (memory stays within the
+/// limit plus one chunk). The size of a regular file is checked first, so an oversized file is
+/// refused without being read at all. A UTF-8 byte-order mark at the start is dropped (RFC 8259
+/// lets a parser ignore it).
 func readAll(fd: Int32, limit: Int, what: String) throws -> [UInt8] {
+    var bytes = try readBounded(fd: fd, limit: limit, what: what)
+    if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { bytes.removeFirst(3) }
+    return bytes
+}
+
+private func readBounded(fd: Int32, limit: Int, what: String) throws -> [UInt8] {
     let tooLarge = RTDBError(.tooLarge, "\(what) is larger than the write limit of \(limit) bytes")
     var capacity = limit + 1
     var st = stat()

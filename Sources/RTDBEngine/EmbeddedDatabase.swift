@@ -24,7 +24,7 @@ public final class EmbeddedDatabase: Database {
     /// Observation poll interval.
     public var pollMicros: UInt32 = 2_000
 
-    private var conn: Connection?
+    var conn: Connection?
     /// The tables exist (seen by a read or created by a write); they are never dropped.
     private var hasSchema = false
     /// The writer's pragmas are set and the tables exist.
@@ -224,7 +224,7 @@ public final class EmbeddedDatabase: Database {
 
     /// Runs `body` in a write transaction; commits when it returns, rolls back when it throws.
     private func writing<T>(_ body: (Connection) throws -> T) throws -> T {
-        try retryingWhileBusy {
+        try retryingAfterFullDisk { try retryingWhileBusy {
             let c = try writeConnection()
             try c.exec("BEGIN IMMEDIATE")
             do {
@@ -232,10 +232,11 @@ public final class EmbeddedDatabase: Database {
                 try c.exec("COMMIT")
                 return result
             } catch {
+                c.noteFullDisk()
                 if !c.autocommit { try? c.exec("ROLLBACK") }
                 throw error
             }
-        }
+        } }
     }
 
     // MARK: Database

@@ -44,6 +44,8 @@ struct SQLiteError: Error, CustomStringConvertible {
             return RTDBError(.invalidDatabase, "\(file) is not an rtdb database (it is not an SQLite file); it was left unchanged")
         case SQLITE_CORRUPT:
             return RTDBError(.ioError, "database \(file) is corrupt")
+        case SQLITE_IOERR where systemErrno == ENOSPC:
+            return RTDBError(.ioError, "disk full while using \(file); nothing was written. Free some space on its disk and try again")
         case SQLITE_IOERR:
             return RTDBError(.ioError, "I/O error on \(file): \(message)")
         case SQLITE_NOMEM:
@@ -149,6 +151,15 @@ final class Connection {
         let s = try statement(sql)
         defer { s.reset() }
         return try s.step() ? s.string(0) : nil
+    }
+
+    /// Set when a statement failed because the disk is full (see `noteFullDisk`).
+    var diskWasFull = false
+
+    /// Records whether the last failure on this connection was a full disk; call it before a
+    /// rollback, which resets SQLite's error code.
+    func noteFullDisk() {
+        diskWasFull = sqlite3_errcode(handle) & 0xFF == SQLITE_FULL
     }
 
     /// False while a transaction is open on this connection.

@@ -86,7 +86,9 @@ enum TxCommand {
                 }
                 let value: Node
                 do {
-                    value = try JSONReader.parse(result.output)
+                    var output = result.output
+                    if output.starts(with: [0xEF, 0xBB, 0xBF]) { output.removeFirst(3) }   // a byte-order mark
+                    value = try JSONReader.parse(output)
                 } catch let e as RTDBError {
                     throw RTDBError(e.code, "tx: output of \(Limits.quote(command[0])) is not valid: \(e.message)")
                 }
