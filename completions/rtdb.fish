@@ -19,7 +19,7 @@ function __rtdb_scan
     # Options that take a value (the next word, or after `=`).
     set -l value_options --db --url --auth --access-token --timeout --order-by-child \
         --start-at --start-after --end-at --end-before --equal-to --start-key --end-key \
-        --limit-to-first --limit-to-last --string -s --file --max-retries --count --exec-fail \
+        --limit-to-first --limit-to-last --string -s --file --max-retries --command-timeout --count --exec-fail \
         --host --port --data-dir --secret --max-connections --idle-timeout
     set -l tokens (commandline -opc)
     for w in $tokens[2..-1]
@@ -144,6 +144,7 @@ complete -c rtdb -n '__rtdb_using set' -l server-timestamp -d 'write the server 
 complete -c rtdb -n '__rtdb_using push' -l lines -d 'push each JSON line of stdin, as one write'
 # tx
 complete -c rtdb -n '__rtdb_using tx' -l max-retries -x -d 'attempts in all before giving up (default 25)'
+complete -c rtdb -n '__rtdb_using tx' -l command-timeout -x -d 'stop CMD when one run takes longer, and commit nothing'
 # watch
 complete -c rtdb -n '__rtdb_using watch' -l child-events -d 'print child events instead of value events'
 complete -c rtdb -n '__rtdb_using watch' -l count -x -d 'exit after N event lines'

@@ -52,6 +52,12 @@ public enum CLI {
             return 0
         } catch let exit as ExitStatus {
             return exit.status
+        } catch let e as CommittedNotPrinted {
+            Diagnostics.report(RTDBError(e.cause.code, e.message), committedPath: e.path)
+            return CommittedNotPrinted.exitStatus
+        } catch let e as Interrupted {
+            Diagnostics.report(RTDBError(.notCommitted, e.message))
+            return 128 + e.signal
 
         } catch let error as RTDBError {
             Diagnostics.report(error, usage: usage ?? (error.code == .usage ? "rtdb [GLOBAL OPTIONS] COMMAND [OPTIONS] [ARGS]" : nil))

@@ -107,7 +107,8 @@ public struct JSONReader {
         case UInt8(ascii: "f"): try literal("false"); return .bool(false)
         case UInt8(ascii: "n"): try literal("null"); return .null
         case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return try number()
-        default: throw fail("unexpected character \(Limits.quote(String(UnicodeScalar(b[i]))))")
+        default: throw fail(b[i] < 0x80 ? "unexpected character \(Limits.quote(String(UnicodeScalar(b[i]))))"
+                                         : "unexpected byte \(Limits.hexByte(b[i]))")
         }
     }
 

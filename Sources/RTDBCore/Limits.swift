@@ -23,6 +23,13 @@ public enum Limits {
         return nil
     }
 
+    /// A byte as `\xEF`: how error messages show a byte that is not ASCII (never as the Latin-1
+    /// letter it would be if read as a code point).
+    public static func hexByte(_ b: UInt8) -> String {
+        let h = String(b, radix: 16, uppercase: true)
+        return "\\x" + (h.count == 1 ? "0" : "") + h
+    }
+
     static func hex4(_ b: UInt8) -> String {
         let h = String(b, radix: 16, uppercase: true)
         return String(repeating: "0", count: 4 - h.count) + h

@@ -22,9 +22,11 @@ public struct FeedEntry: Sendable {
 /// `watch` observer reads), a `changes` row with the operation and the resolved data it wrote,
 /// so a reader in another process can replay writes one by one, in commit order, as the writer
 /// made them (a set stays a set, a multi-path update stays one update). Data over
-/// `changeDataLeaves` leaves is not copied: readers then read the current value instead.
+/// `changeDataLeaves` leaves or `changeDataBytes` bytes of JSON is not copied (a large write
+/// would otherwise cost twice its size on disk): readers then read the current value instead.
 extension EmbeddedDatabase {
-    static let changeDataLeaves = 10_000
+    static let changeDataLeaves = 2_000
+    static let changeDataBytes = 65_536
 
     func recordChange(_ c: Connection, seq: Int64, _ change: LoggedChange) throws {
         if !changesTableReady {
@@ -79,7 +81,7 @@ extension EmbeddedDatabase {
                 data = out
             }
         }
-        if let data {
+        if let data, data.count <= EmbeddedDatabase.changeDataBytes {
             data.withUnsafeBufferPointer { ins.bind(4, bytes: $0) }
         } else {
             sqlite3_bind_null(ins.handle, 4)

@@ -29,7 +29,7 @@ public final class EmbeddedDatabase: Database {
     /// Observation poll interval.
     public var pollMicros: UInt32 = 2_000
 
-    private var conn: Connection?
+    var conn: Connection?
     /// The tables exist (seen by a read or created by a write); they are never dropped.
     private var hasSchema = false
     /// The writer's pragmas are set and the tables exist.
@@ -41,6 +41,11 @@ public final class EmbeddedDatabase: Database {
     var changesTableReady = false
     /// The file has the `priorities` table (schema version 2 or later).
     var hasPriorityTable = false
+    /// The connection reads the file alone (`FileAccess.immutableURI`): this user may read the
+    /// file but not create its WAL files. It sees no later commits.
+    private(set) var immutable = false
+    /// What the path named when the connection was opened (see `fileChanged`).
+    private var openedSignature: FileAccess.Signature? = nil
 
     static let schemaVersion: Int64 = 2
     /// The oldest schema this code reads: files made before priorities were stored.
@@ -66,17 +71,12 @@ public final class EmbeddedDatabase: Database {
 
     // MARK: connection
 
-    private func fileExists() -> Bool {
-        var st = stat()
-        return stat(file, &st) == 0
-    }
-
     /// The connection for reading, or nil while nothing is stored: no file yet, or a file
     /// whose tables another process has not created yet.
     func readConnection() throws -> Connection? {
         if conn == nil {
-            guard fileExists() else { return nil }
-            conn = try Connection(file: file, create: false, timeoutSeconds: timeoutSeconds)
+            guard try FileAccess.exists(file) else { return nil }
+            conn = try openChecked(create: false)
         }
         guard let c = conn else { return nil }
         if !hasSchema {
@@ -100,11 +100,18 @@ public final class EmbeddedDatabase: Database {
     /// The connection for writing: creates parent folders and the file on first write.
     func writeConnection() throws -> Connection {
         let c: Connection
-        if let existing = conn {
+        if let existing = conn, !immutable {
             c = existing
         } else {
             try makeParentDirectories()
-            c = try Connection(file: file, create: true, timeoutSeconds: timeoutSeconds)
+            if try !FileAccess.exists(file) {
+                try FileAccess.checkCreatable(file)
+            } else if !FileAccess.writable(file) {
+                // Refused before SQLite opens it, which would leave WAL files of this user's.
+                throw RTDBError(.permissionDenied, FileAccess.readOnlyReason(file))
+            }
+            c = try openChecked(create: true)
+            immutable = false
             conn = c
         }
         if !writerReady {
@@ -123,12 +130,16 @@ public final class EmbeddedDatabase: Database {
                     }
                     if version < 1 { try EmbeddedDatabase.createSchemaVersion1(c) }
                     if version < 2 { try EmbeddedDatabase.migrateToSchemaVersion2(c) }
+                    // Marked in the same transaction: another process opening the file must never
+                    // see rtdb's tables without rtdb's mark (it would refuse the file as foreign).
+                    try FileMark.mark(c)
                     try c.exec("COMMIT")
                 } catch {
                     try? c.exec("ROLLBACK")
                     throw error
                 }
             }
+            try FileMark.mark(c)
             hasSchema = true
             hasPriorityTable = true
             writerReady = true
@@ -152,6 +163,69 @@ public final class EmbeddedDatabase: Database {
             CREATE TABLE IF NOT EXISTS priorities(path TEXT PRIMARY KEY, p) WITHOUT ROWID;
             PRAGMA user_version=2;
             """)
+    }
+
+    /// Opens the file and accepts it only when it is one of rtdb's (see `FileMark`), before
+    /// anything is read from it or changed in it.
+    private func openChecked(create: Bool) throws -> Connection {
+        if !create && !FileAccess.writable(file) && !FileAccess.logExists(file) {
+            // A reader who may not write the file must not leave WAL files of its own beside it:
+            // they would belong to this user and could keep the file's owner from writing.
+            return try openImmutable(after: nil)
+        }
+        let c = try Connection(file: file, create: create, timeoutSeconds: timeoutSeconds)
+        do {
+            _ = try FileMark.check(c, newest: EmbeddedDatabase.schemaVersion)
+        } catch let e as RTDBError where e.code == .permissionDenied && !create {
+            FileMark.release(c)
+            return try openImmutable(after: e)
+        } catch {
+            FileMark.release(c)
+            throw error
+        }
+        openedSignature = FileAccess.signature(file, detailed: false)
+        return c
+    }
+
+    /// True when the path no longer names the file the connection has open (it was removed or
+    /// replaced by another file), or, for a connection that reads the file alone, when the file
+    /// or its write-ahead log changed.
+    func fileChanged() -> Bool {
+        guard conn != nil else { return false }
+        return FileAccess.signature(file, detailed: immutable) != openedSignature
+    }
+
+    /// Closes the connection after `fileChanged`, so that the next call opens whatever the path
+    /// names now. No checkpoint on close: SQLite would then delete `FILE-wal` and `FILE-shm` by
+    /// name, and those may now belong to the file that took this one's place.
+    func closeConnection() {
+        if let c = conn { _ = rtdb_sqlite3_db_config_flag(c.handle, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1) }
+        conn = nil
+        hasSchema = false
+        writerReady = false
+        immutable = false
+        openedSignature = nil
+    }
+
+    /// A reader that may not create `FILE-shm` reads the file itself, when no write-ahead log
+    /// holds changes it would miss. The connection sees no later commits: `Observer` reopens
+    /// it when the file or its log changes.
+    private func openImmutable(after error: RTDBError?) throws -> Connection {
+        if FileAccess.hasWriteAheadLog(file) {
+            let dir = FileAccess.folder(of: file)
+            throw RTDBError(.permissionDenied, "cannot read database \(file): its write-ahead log \(file)-wal holds changes that "
+                            + "this user cannot read without creating \(file)-shm in \(dir); make the folder writable, or "
+                            + "run rtdb once as a user who can (its next read or write folds the log into the file)")
+        }
+        let c = try Connection(file: file, create: false, timeoutSeconds: timeoutSeconds, immutable: true)
+        do {
+            _ = try FileMark.check(c, newest: EmbeddedDatabase.schemaVersion)
+        } catch let e as RTDBError where e.code == .permissionDenied {
+            throw error ?? e
+        }
+        immutable = true
+        openedSignature = FileAccess.signature(file, detailed: true)
+        return c
     }
 
     private func makeParentDirectories() throws {
@@ -201,7 +275,7 @@ public final class EmbeddedDatabase: Database {
     /// Runs `body` in a write transaction; commits when it returns, rolls back when it throws.
     func writing<T>(_ body: (Connection) throws -> T) throws -> T {
         if batching { return try writingInBatch(body) }
-        return try retryingWhileBusy {
+        return try retryingAfterFullDisk { try retryingWhileBusy {
             let c = try writeConnection()
             try c.exec("BEGIN IMMEDIATE")
             do {
@@ -209,10 +283,11 @@ public final class EmbeddedDatabase: Database {
                 try c.exec("COMMIT")
                 return result
             } catch {
+                c.noteFullDisk()
                 if !c.autocommit { try? c.exec("ROLLBACK") }
                 throw error
             }
-        }
+        } }
     }
 
     // MARK: Database

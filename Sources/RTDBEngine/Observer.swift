@@ -8,7 +8,10 @@ import Darwin
 /// Follows one location of an embedded database across processes. It polls SQLite's
 /// `data_version` (a cheap shared-memory check that changes when any other connection commits);
 /// on a change it reads the write log since its last position and re-reads only the children
-/// the new writes touched, or the whole location when a write covered it.
+/// the new writes touched, or the whole location when a write covered it. Every 50 ms it also
+/// checks that the path still names the file it has open: when the file was removed or replaced
+/// (a new inode), it follows the path to the new file, or to nothing, and reports the value found
+/// there as a change.
 struct Observer {
     let database: EmbeddedDatabase
     let path: Path
@@ -30,6 +33,19 @@ struct Observer {
             if now - lastIdle >= 50_000_000 {
                 lastIdle = now
                 if try !idle() { return }
+                if database.fileChanged() {
+                    // Removed or replaced: follow whatever the path names now (nothing reads
+                    // as null), from its own log position.
+                    database.closeConnection()
+                    let snap = try database.snapshot(path)
+                    seq = snap?.seq ?? 0
+                    version = snap == nil ? nil : try database.dataVersion()
+                    let fresh = snap?.value ?? .null
+                    if fresh.same(as: value) { continue }
+                    value = fresh
+                    if try !onChange(value, nil) { return }
+                    continue
+                }
             }
             guard let v = try database.dataVersion() else { continue }   // no file yet
             if v == version { continue }

@@ -66,7 +66,7 @@ struct RESTError: Error {
         case .unavailable, .timeout: return RESTError(503, e.message)
         case .unsupported: return RESTError(501, e.message)
         // The engine's permission errors are about the server's own files, not the client.
-        case .permissionDenied, .ioError, .internal: return RESTError(500, e.message)
+        case .permissionDenied, .ioError, .internal, .invalidDatabase: return RESTError(500, e.message)
         }
     }
 }

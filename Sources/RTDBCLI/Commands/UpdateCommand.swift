@@ -24,7 +24,7 @@ enum UpdateCommand {
         }
         let entries = try WriteCheck.update(raw, at: path)
         let applied = try inv.database().update(path, entries)
-        let out = inv.output()
+        let out = inv.output(committed: path)
         try out.record([("path", .string(path.description)), ("value", .node(shown(applied)))])
         try out.flush()
     }
