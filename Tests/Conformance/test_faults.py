@@ -196,14 +196,13 @@ def test_slow_loris_dropped_while_others_served(serve, rtdb):
     loris = server.connect()
     try:
         loris.sendall(b"GET /x.json HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
-        started = time.monotonic()
         # Others are served normally meanwhile.
         for _ in range(5):
             r = http(server, "GET", "/x.json", timeout=5)
             assert r.status == 200
             time.sleep(0.1)
-        assert closed_by_peer(loris, 10), "a client idle in the middle of its request head was not dropped"
-        assert time.monotonic() - started < 10
+        # With --idle-timeout 1 it goes within a few seconds of its last byte.
+        assert closed_by_peer(loris, 8), "a client idle in the middle of its request head was not dropped"
     finally:
         loris.close()
     # A connection that sends nothing at all is dropped too.

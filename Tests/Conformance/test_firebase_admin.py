@@ -266,10 +266,13 @@ def test_order_by_key(dinosaurs, ref):
     assert keys(dinosaurs.order_by_key().limit_to_first(2).get()) == ["bruhathkayosaurus", "lambeosaurus"]
     assert keys(dinosaurs.order_by_key().limit_to_last(2).get()) == ["triceratops", "unknown"]
     assert keys(dinosaurs.order_by_key().equal_to("nessie").get()) == ["nessie"]
-    # Keys that are 32-bit integers come first, in numeric order.
-    ref.child("numbered").set({"10": "a", "9": "b", "x": "c", "-1": "d", "07": "e"})
+    # Keys that are 32-bit integers (leading zeros allowed) come first, in numeric order, the
+    # shorter first on a tie: -1, 7, 07, 9, 10, then x.
     # (The SDK re-sorts keys as plain strings, so only the set chosen by the server is compared.)
-    assert set(ref.child("numbered").order_by_key().limit_to_first(3).get()) == {"-1", "9", "10"}
+    ref.child("numbered").set({"10": "a", "9": "b", "x": "c", "-1": "d", "07": "e", "7": "f"})
+    assert set(ref.child("numbered").order_by_key().limit_to_first(3).get()) == {"-1", "7", "07"}
+    assert set(ref.child("numbered").order_by_key().limit_to_last(2).get()) == {"10", "x"}
+    assert set(ref.child("numbered").order_by_key().start_at("8").end_at("10").get()) == {"9", "10"}
 
 
 def test_order_by_value(ref):
