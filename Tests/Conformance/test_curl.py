@@ -71,6 +71,7 @@ def assert_json(response, status, value):
 
 def assert_error(response, status):
     assert response.status == status, response
+    assert response.headers.get("content-type", "").replace(" ", "").lower() == JSON_TYPE.replace(" ", ""), response
     body = response.json()
     assert isinstance(body, dict) and list(body) == ["error"] and isinstance(body["error"], str) and body["error"], body
     return body["error"]
@@ -215,6 +216,18 @@ def test_permission_denied_is_401(serve):
     assert_json(r, 401, {"error": "Permission denied"})
     assert_json(curl(server.url + "/secret.json"), 401, {"error": "Permission denied"})
     assert_json(curl(server.url + "/secret.json?auth=s3cret"), 200, None)
+    assert curl(server.url + "/secret.json", "-H", "Authorization: Bearer owner").status == 401
+    # Streams too.
+    refused = subprocess.run(["curl", "-sS", "-o", "/dev/null", "-w", "%{http_code}", "--max-time", "10",
+                              "-H", "Accept: text/event-stream", server.url + "/secret.json"],
+                             capture_output=True, text=True, timeout=20)
+    assert refused.stdout == "401", refused
+    stream = CurlStream(server.url + "/secret.json?auth=s3cret")
+    try:
+        assert stream.status == 200
+        assert stream.next_event() == ("put", {"path": "/", "data": None})
+    finally:
+        stream.close()
 
 
 def test_invalid_path_is_400(server, rtdb):
@@ -255,6 +268,38 @@ def test_format_export_includes_priorities(server, rtdb):
     assert_json(curl(server.url + "/p.json?format=export"), 200, value)
     assert_json(curl(server.url + "/p/a.json?format=export"), 200, {".value": 1, ".priority": 5})
     assert_json(curl(server.url + "/p/d.json?format=export"), 200, 2)
+
+
+def test_server_values(server, rtdb):
+    import time
+    before = int(time.time() * 1000)
+    r = send(server.url + "/sv.json", "PUT", {"at": {".sv": "timestamp"}, "n": 5})
+    after = int(time.time() * 1000)
+    assert r.status == 200, r
+    stored = rtdb("get", "/sv").json()
+    assert before - 1000 <= stored["at"] <= after + 1000, (before, stored, after)
+    assert stored["n"] == 5
+    r = send(server.url + "/sv/n.json", "PUT", {".sv": {"increment": 2}})
+    assert r.status == 200, r
+    assert rtdb("get", "/sv/n").json() == 7
+    assert_error(send(server.url + "/sv/n.json", "PUT", {".sv": "no-such-value"}), 400)
+    assert rtdb("get", "/sv/n").json() == 7
+
+
+def test_log_lines(serve):
+    server = serve("--log")
+    assert send(server.url + "/logged.json", "PUT", {"a": 1}).status == 200
+    assert curl(server.url + "/logged.json?shallow=true").status == 200
+    assert send(server.url + "/bad.json", "PUT", "{nope").status == 400
+
+    def logged():
+        lines = server.log_lines()
+        return lines if len(lines) >= 3 else None
+
+    lines = wait_for(logged, timeout=10, message="three --log lines")
+    assert [(l.get("method"), l.get("status")) for l in lines[:3]] == [("PUT", 200), ("GET", 200), ("PUT", 400)]
+    assert lines[0].get("path", "").startswith("/logged.json")
+    assert all(isinstance(l.get("ms"), (int, float)) and l["ms"] >= 0 for l in lines[:3]), lines
 
 
 # ---------------------------------------------------------------------------------------------
@@ -338,25 +383,39 @@ def test_expect_100_continue(server, rtdb):
     assert rtdb("get", "/e").json() == value
 
 
-def test_stream_with_curl(server, rtdb):
-    rtdb("set", "/rooms/1", '{"name":"lobby"}')
-    proc = subprocess.Popen(["curl", "-sS", "-N", "-i", "-H", "Accept: text/event-stream", server.url + "/rooms/1.json"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
-    lines = queue.Queue()
+class CurlStream:
+    """`curl -N -i -H 'Accept: text/event-stream' URL` read line by line on a thread."""
 
-    def pump():
-        for line in proc.stdout:
-            lines.put(line.decode("utf-8").rstrip("\r\n"))
-        lines.put(None)
+    def __init__(self, url):
+        self.proc = subprocess.Popen(["curl", "-sS", "-N", "-i", "-H", "Accept: text/event-stream", url],
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
+        self.lines = queue.Queue()
+        threading.Thread(target=self._pump, daemon=True).start()
+        status_line = self._line()
+        self.status = int(status_line.split(" ")[1])
+        self.headers = {}
+        while True:
+            line = self._line()
+            if line == "":
+                break
+            k, _, v = line.partition(":")
+            self.headers[k.strip().lower()] = v.strip()
 
-    reader = threading.Thread(target=pump, daemon=True)
-    reader.start()
+    def _pump(self):
+        for line in self.proc.stdout:
+            self.lines.put(line.decode("utf-8").rstrip("\r\n"))
+        self.lines.put(None)
 
-    def next_event():
+    def _line(self, timeout=20):
+        line = self.lines.get(timeout=timeout)
+        assert line is not None, "stream ended"
+        return line
+
+    def next_event(self, timeout=20):
+        """The next (name, parsed data) event, keep-alives skipped."""
         name = data = None
         while True:
-            line = lines.get(timeout=20)
-            assert line is not None, "stream ended"
+            line = self._line(timeout)
             if line.startswith("event:"):
                 name = line[6:].strip()
             elif line.startswith("data:"):
@@ -367,26 +426,76 @@ def test_stream_with_curl(server, rtdb):
                     continue
                 return name, json.loads(data)
 
+    def close(self):
+        self.proc.terminate()
+        self.proc.wait(timeout=10)
+        self.proc.stdout.close()
+        self.proc.stderr.close()
+
+
+def test_stream_with_curl(server, rtdb):
+    rtdb("set", "/rooms/1", '{"name":"lobby"}')
+    stream = CurlStream(server.url + "/rooms/1.json")
     try:
-        status_line = lines.get(timeout=20)
-        assert status_line.split(" ")[1] == "200", status_line
-        headers = {}
-        while True:
-            line = lines.get(timeout=20)
-            if line == "":
-                break
-            k, _, v = line.partition(":")
-            headers[k.strip().lower()] = v.strip()
-        assert headers.get("content-type", "").startswith("text/event-stream"), headers
-        assert next_event() == ("put", {"path": "/", "data": {"name": "lobby"}})
+        assert stream.status == 200
+        assert stream.headers.get("content-type", "").startswith("text/event-stream"), stream.headers
+        assert stream.next_event() == ("put", {"path": "/", "data": {"name": "lobby"}})
         assert send(server.url + "/rooms/1/topic.json", "PUT", json.dumps("chat")).status == 200
-        assert next_event() == ("put", {"path": "/topic", "data": "chat"})
+        assert stream.next_event() == ("put", {"path": "/topic", "data": "chat"})
         assert send(server.url + "/rooms/1.json", "PATCH", {"name": "hall", "n/m": 1}).status == 200
-        assert next_event() == ("patch", {"path": "/", "data": {"name": "hall", "n/m": 1}})
-        rtdb("set", "/rooms", '{"1":{"name":"x"}}')
-        assert next_event() == ("put", {"path": "/", "data": {"name": "x"}})
+        assert stream.next_event() == ("patch", {"path": "/", "data": {"name": "hall", "n/m": 1}})
+        # A write above the listened location arrives as a put of the whole new value.
+        rtdb("set", "/rooms", '{"1":{"name":"x"},"2":"y"}')
+        assert stream.next_event() == ("put", {"path": "/", "data": {"name": "x"}})
+        assert send(server.url + "/rooms/1.json", "DELETE").status == 200
+        assert stream.next_event() == ("put", {"path": "/", "data": None})
     finally:
-        proc.terminate()
-        proc.wait(timeout=10)
-        proc.stdout.close()
-        proc.stderr.close()
+        stream.close()
+
+
+def apply_event(model, name, event):
+    """Replays a put/patch event on a local copy of the listened value (as a client does)."""
+
+    def set_at(root, path, value):
+        keys = [k for k in path.split("/") if k]
+        if not keys:
+            return value
+        root = dict(root) if isinstance(root, dict) else {}
+        node = root
+        for k in keys[:-1]:
+            child = node.get(k)
+            node[k] = dict(child) if isinstance(child, dict) else {}
+            node = node[k]
+        if value is None:
+            node.pop(keys[-1], None)
+        else:
+            node[keys[-1]] = value
+        return root
+
+    if name == "put":
+        return set_at(model, event["path"], event["data"])
+    assert name == "patch", name
+    for key, value in event["data"].items():
+        model = set_at(model, event["path"].rstrip("/") + "/" + key, value)
+    return model
+
+
+def test_stream_of_a_query_follows_the_window(server, rtdb):
+    rtdb("set", "/scores", '{"a":{"s":3},"b":{"s":1},"c":{"s":2}}')
+    query = "orderBy=%22s%22&limitToFirst=2"
+    stream = CurlStream(server.url + "/scores.json?" + query)
+    try:
+        name, first = stream.next_event()
+        assert (name, first["path"]) == ("put", "/")
+        model = first["data"]
+        assert model == {"b": {"s": 1}, "c": {"s": 2}}
+        for command in (("set", "/scores/d", '{"s":0}'), ("update", "/scores", '{"a/s":-1,"z":{"s":9}}'),
+                        ("set", "/scores/d/s", "5"), ("set", "/scores/a", "null")):
+            rtdb(*command)
+            expected = curl(server.url + "/scores.json?" + query).json()
+            while model != expected:
+                name, event = stream.next_event()
+                model = apply_event(model, name, event)
+        assert model == {"b": {"s": 1}, "c": {"s": 2}}
+    finally:
+        stream.close()

@@ -147,6 +147,18 @@ def test_thousand_simultaneous_connections(server, rtdb):
     assert rtdb("get", "/after").json() == {"ok": True}
 
 
+def test_pipelined_requests_answered_in_order(server, rtdb):
+    rtdb("set", "/p", '{"a":1,"b":2}')
+    batch = (request_bytes("GET", "/p/a.json") + request_bytes("PUT", "/p/c.json", 3)
+             + request_bytes("GET", "/p/b.json") + request_bytes("GET", "/p.json", None, {"Connection": "close"}))
+    with server.connect() as sock:
+        sock.sendall(batch)
+        reader = Reader(sock)
+        answers = [reader.read_response() for _ in range(4)]
+        assert [(a.status, a.json()) for a in answers] == [(200, 1), (200, 3), (200, 2), (200, {"a": 1, "b": 2, "c": 3})]
+        assert closed_by_peer(sock, 10), "Connection: close was not honoured"
+
+
 def test_max_connections_refuses_extra_keeps_existing(serve, rtdb):
     server = serve("--max-connections", "4")
     rtdb("set", "/x", "1")

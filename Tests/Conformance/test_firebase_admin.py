@@ -8,6 +8,7 @@ import itertools
 import json
 import os
 import queue
+import socket
 import threading
 
 import firebase_admin
@@ -36,6 +37,23 @@ def make_app(monkeypatch):
     yield make
     for app in apps:
         firebase_admin.delete_app(app)
+
+
+def stop_listening(registration):
+    """Ends a listen() at once. The SDK's own close() only closes the socket, which does not wake
+    its reader thread: that waits for the next bytes (a keep-alive, every 30 s) before it sees the
+    close. Shutting the connection down first ends the read now; with reconnecting switched off,
+    the thread then stops by itself, and close() finds nothing left to do."""
+    sse = registration._sse
+    sse.should_connect = False
+    sse.retry = 0
+    try:
+        sock = sse.resp.raw._fp.fp.raw._sock
+        sock.shutdown(socket.SHUT_RDWR)
+    except (AttributeError, OSError):
+        pass
+    registration._thread.join(timeout=10)
+    registration.close()
 
 
 @pytest.fixture
@@ -309,7 +327,7 @@ def test_listen_sees_local_set_and_update(server, make_app, rtdb):
         removed = events.get(timeout=20)
         assert (removed.event_type, removed.path, removed.data) == ("put", "/name", None)
     finally:
-        registration.close()
+        stop_listening(registration)
     assert events.empty(), [(e.event_type, e.path, e.data) for e in list(events.queue)]
 
 
@@ -324,7 +342,7 @@ def test_listen_on_missing_location_starts_with_null(server, make_app, rtdb):
         second = events.get(timeout=20)
         assert (second.event_type, second.path, second.data) == ("put", "/", 42)
     finally:
-        registration.close()
+        stop_listening(registration)
 
 
 def test_secret_refuses_owner_token(serve, make_app):
@@ -370,6 +388,18 @@ def test_data_dir_namespaces(serve, make_app, folder, rtdb):
     listed = r.json()
     assert isinstance(listed, list), listed
     assert sorted(entry["name"] for entry in listed) == ["alpha", "beta"]
+    # A stream on a namespace follows local writes to that namespace's file.
+    events = queue.Queue()
+    registration = alpha.child("who").listen(events.put)
+    try:
+        first = events.get(timeout=20)
+        assert (first.event_type, first.path, first.data) == ("put", "/", "alpha")
+        rtdb("set", "/who", '"changed"', db=os.path.join(data_dir, "alpha.db"))
+        second = events.get(timeout=20)
+        assert (second.event_type, second.path, second.data) == ("put", "/", "changed")
+    finally:
+        stop_listening(registration)
+    assert beta.child("who").get() == {"name": "beta"}
     # A namespace that was only read is not created.
     assert db.reference("/", app=make_app(server, "gamma")).get() is None
     assert not os.path.exists(os.path.join(data_dir, "gamma.db"))
