@@ -69,6 +69,8 @@ class Server:
         return cmd + self.args
 
     def start(self):
+        if not os.access(RTDB_BIN, os.X_OK):
+            raise AssertionError("no rtdb binary at %s: build it (swift build) or set RTDB_BIN" % RTDB_BIN)
         with open(self.out_path, "wb") as out, open(self.err_path, "wb") as err:
             self.proc = subprocess.Popen(self.command(), stdin=subprocess.DEVNULL, stdout=out,
                                          stderr=err, cwd=self.folder)
@@ -150,8 +152,8 @@ class Server:
 
 def _finish(server):
     """Stops a server at the end of a test, checking it was still running and exits as documented."""
-    if server.proc is None or server.killed or server.stopped:
-        return
+    if server.proc is None or server.ready is None or server.killed or server.stopped:
+        return  # never started (already reported), or ended by the test itself
     status = server.proc.poll()
     if status is not None:
         raise ServerDied("rtdb serve died during the test with status %d; stderr tail: %s"
