@@ -499,3 +499,40 @@ def test_stream_of_a_query_follows_the_window(server, rtdb):
         assert model == {"b": {"s": 1}, "c": {"s": 2}}
     finally:
         stream.close()
+
+
+def test_two_servers_on_one_file_see_each_others_writes(serve, rtdb):
+    rtdb("set", "/shared", '{"n":0}')
+    first, second = serve(), serve()
+    streams = [CurlStream(first.url + "/shared.json"), CurlStream(second.url + "/shared.json")]
+    try:
+        models = []
+        for stream in streams:
+            name, event = stream.next_event()
+            assert (name, event) == ("put", {"path": "/", "data": {"n": 0}})
+            models.append(event["data"])
+        writes = []
+        for i in range(1, 21):
+            if i % 3 == 0:
+                rtdb("update", "/shared", json.dumps({"n": i, "by/local": i}))
+            else:
+                target = first if i % 2 else second
+                r = send(target.url + "/shared.json", "PATCH", {"n": i, "by/%s" % ("first" if i % 2 else "second"): i})
+                assert r.status == 200, r
+            writes.append(i)
+        final = curl(first.url + "/shared.json").json()
+        assert final["n"] == 20
+        assert curl(second.url + "/shared.json").json() == final
+        # Every write reaches both servers' streams, in commit order: replaying them ends at the
+        # stored value, and "n" only ever increases along the way.
+        for k, stream in enumerate(streams):
+            seen = []
+            while models[k] != final:
+                name, event = stream.next_event()
+                assert name == "patch" and event["path"] == "/", (name, event)
+                models[k] = apply_event(models[k], name, event)
+                seen.append(models[k]["n"])
+            assert seen == writes, seen
+    finally:
+        for stream in streams:
+            stream.close()
