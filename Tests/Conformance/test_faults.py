@@ -268,6 +268,23 @@ def test_malformed_request_is_400(server, name, data):
     assert_serving(server)
 
 
+@pytest.mark.parametrize("name,data,statuses", [
+    # Request smuggling: both framings at once must not be guessed at.
+    ("Content-Length with Transfer-Encoding",
+     b"PUT /x.json HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n1\r\n1\r\n0\r\n\r\n", {400}),
+    ("a transfer coding it cannot decode", b"PUT /x.json HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: gzip\r\n\r\nxx", {400, 501}),
+    ("request line over 64 KiB", b"GET /" + b"a" * 70000 + b".json HTTP/1.1\r\nHost: a\r\n\r\n", {414, 431}),
+    ("HTTP/1.1 without Host", b"GET /x.json HTTP/1.1\r\n\r\n", {400}),
+    ("body over 256 MiB announced", b"PUT /x.json HTTP/1.1\r\nHost: a\r\nContent-Length: 300000000\r\n\r\n", {400, 413}),
+])
+def test_unacceptable_framing_is_refused(server, rtdb, name, data, statuses):
+    r = raw_exchange(server, data)
+    assert r is not None, "%s: connection closed without a response" % name
+    assert r.status in statuses, (name, r)
+    assert rtdb("get", "/x").json() is None
+    assert_serving(server)
+
+
 def test_oversized_header_is_431(server):
     data = b"GET /x.json HTTP/1.1\r\nHost: a\r\nX-Big: " + b"a" * (70 * 1024) + b"\r\n\r\n"
     r = raw_exchange(server, data)
