@@ -8,7 +8,6 @@ import re
 import subprocess
 import threading
 
-import pytest
 
 from conftest import wait_for
 

@@ -11,7 +11,6 @@ import signal
 import socket
 import struct
 import subprocess
-import threading
 import time
 
 import pytest
@@ -19,7 +18,7 @@ import pytest
 from conftest import ConnectionClosed, Reader, Stream, http, request_bytes, wait_for
 
 
-def assert_serving(server, rtdb=None):
+def assert_serving(server):
     """The server answers a plain read on a new connection."""
     r = http(server, "GET", "/.json?shallow=true", timeout=15)
     assert r.status == 200, r

@@ -5,7 +5,6 @@ then talks to http://127.0.0.1:PORT/...json?ns=<ns> with `Authorization: Bearer 
 """
 
 import itertools
-import json
 import os
 import queue
 import socket
@@ -15,8 +14,6 @@ import firebase_admin
 import pytest
 import requests
 from firebase_admin import db, exceptions
-
-from conftest import wait_for
 
 _names = itertools.count(1)
 
