@@ -3,15 +3,18 @@ import RTDBCore
 extension EmbeddedDatabase {
     /// The conditional write in one `BEGIN IMMEDIATE` transaction: the value is read, checked
     /// and replaced while this process holds the write lock, so no other writer (thread or
-    /// process) can change it in between. Server values resolve against the value read.
+    /// process) can change it in between. Server values resolve against the value read. The
+    /// condition sees the value with its priorities, as Firebase's node hash (ETags, the
+    /// realtime protocol's compare-and-set) covers them; the write replaces them like a set.
     public func set(_ path: Path, _ value: Node, if condition: (Node) -> Bool) throws -> CompareAndSetResult {
         try writing { c in
-            let current = try read(c, path)
+            let current = try readExport(c, path)
             guard condition(current) else { return .stale(current: current) }
             let resolved = try ServerValues.resolve(value, at: path, now: clock()) { try readForIncrement(c, $0) }
             try write(c, path, resolved)
-            try log(c, [path], .set(path, resolved))
-            return .committed(resolved)
+            let stored = try storedPriority(c, path) ?? resolved
+            try log(c, [path], .set(path, stored))
+            return .committed(stored)
         }
     }
 }

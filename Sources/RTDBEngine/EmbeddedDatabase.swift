@@ -336,7 +336,7 @@ public final class EmbeddedDatabase: Database {
 
     /// What a write at a `.priority` path left stored (null when the node is empty); nil for
     /// other paths, whose written value is what is stored.
-    private func storedPriority(_ c: Connection, _ path: Path) throws -> Node? {
+    func storedPriority(_ c: Connection, _ path: Path) throws -> Node? {
         path.isPriority ? try priority(c, of: path.node) : nil
     }
 

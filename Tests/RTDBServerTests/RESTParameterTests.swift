@@ -295,3 +295,21 @@ struct RESTParameterTests {
         #expect(h.send("GET", "/x.json?disableTriggers=maybe").status == 400)
     }
 }
+
+@Suite("REST: ETags and priorities")
+struct RESTETagPriorityTests {
+    @Test("an ETag read from a node with priorities lets if-match write it")
+    func etagWithPriorities() {
+        let h = Harness()
+        h.send("PUT", "/x.json", #"{"a":{".value":1,".priority":2},".priority":"p"}"#)
+        let tag = h.send("GET", "/x.json", headers: [("X-Firebase-ETag", "true")]).header("ETag") ?? ""
+        #expect(!tag.isEmpty && tag != "null_etag")
+        let ok = h.send("PUT", "/x.json", #"{"a":5}"#, headers: [("if-match", tag)])
+        #expect(ok.status == 200, "\(ok.text)")
+        #expect(h.send("GET", "/x.json?format=export").text == #"{"a":5}"#)
+        // The old tag is stale now: 412 with the current value and its tag.
+        let stale = h.send("PUT", "/x.json", "6", headers: [("if-match", tag)])
+        #expect(stale.status == 412)
+        #expect(stale.text == #"{"a":5}"#)
+    }
+}
