@@ -38,9 +38,12 @@ public final class Server {
         var lastOutput: Int64
         var closeWhenFlushed = false
         var watchingWritable = false
-        var queued: [HTTPRequest] = []
+        var queued: [Work] = []
         var waitingForCommit = false
+        /// The SSE stream this connection became, if any.
         var stream: StreamSubscriber?
+        /// The realtime session this connection became (after a WebSocket upgrade), if any.
+        var realtime: RealtimeSession?
         var closed = false
         /// When the first byte of a request head still incomplete arrived (slow-loris check).
         var headStarted: Int64? = nil
@@ -56,11 +59,26 @@ public final class Server {
         var pendingOutput: Int { out.count - outStart }
     }
 
+    /// A request waiting to run on its connection, in arrival order.
+    enum Work {
+        case http(HTTPRequest)
+        case realtime(RealtimeRequest)
+
+        var isWrite: Bool {
+            switch self {
+            case .http(let r): return Server.isWrite(r.method) && !Server.isStream(r)
+            case .realtime(let r): return r.isWrite
+            }
+        }
+    }
+
+    /// A write in the current group commit, and the answer to send once it is durable.
     struct PendingWrite {
         let conn: Conn
-        let request: HTTPRequest
-        var response: HTTPResponse
-        let files: [String]
+        let work: Work
+        var response: HTTPResponse? = nil
+        var realtimeAnswer: String? = nil
+        var files: [String] = []
         let started: UInt64
     }
 
@@ -76,6 +94,11 @@ public final class Server {
     var nextID: UInt64 = 16
     var streams: ServerStreams!
     var stopSignal: Int32? = nil
+    var nextSubscriber: UInt64 = 1
+    /// Realtime sessions by id (for a reconnecting client's `ls=`).
+    var sessions: [String: UInt64] = [:]
+    /// onDisconnect writes of sessions that ended, to run in the next group commit.
+    var pendingDisconnects: [(namespace: String, session: String, entries: [(path: Path, value: Node)])] = []
     var readBuffer = [UInt8](repeating: 0, count: 65_536)
 
     static let listenerToken: UInt64 = 1
@@ -92,9 +115,7 @@ public final class Server {
         self.signals = try SignalPipe()
         if let watchFolder { watch = try? FolderWatch(folder: watchFolder) }
         raiseDescriptorLimit(to: options.maxConnections + 64)
-        streams = ServerStreams(send: { [unowned self] sub, bytes in
-            if let c = self.conns[sub.id] { self.enqueue(c, bytes) }
-        })
+        streams = ServerStreams(deliver: { [unowned self] subs, event in self.deliver(subs, event) })
         try poller.add(listener.fd, token: Server.listenerToken)
         try poller.add(signals.readEnd, token: Server.signalToken)
         if let watch { try poller.add(watch.fd, token: Server.watchToken) }
@@ -139,10 +160,8 @@ public final class Server {
             let committedFiles = serveQueued()
             let now = monotonicMillis()
             if now - lastPoll >= 250 { feedDirty = true; lastPoll = now }
-            if !streams.isEmpty {
-                let files = feedDirty ? streams.files : committedFiles.filter { streams.files.contains($0) }
-                pumpFeeds(files)
-            }
+            _ = committedFiles
+            if !streams.isEmpty && feedDirty { pumpFeeds(streams.files) }
             if now - lastSweep >= 1_000 {
                 lastSweep = now
                 sweep(now)
@@ -154,7 +173,7 @@ public final class Server {
 
     // MARK: connections
 
-    private func acceptAll() {
+    func acceptAll() {
         while true {
             let fd: Int32?
             do { fd = try listener.accept() } catch {
@@ -176,7 +195,7 @@ public final class Server {
         }
     }
 
-    private func readFrom(_ c: Conn) {
+    func readFrom(_ c: Conn) {
         if c.closed { return }
         let result = readBuffer.withUnsafeMutableBytes { SocketIO.read(c.fd, into: $0) }
         switch result {
@@ -184,6 +203,11 @@ public final class Server {
             let now = monotonicMillis()
             c.lastInput = now
             if c.stream != nil || c.closeWhenFlushed { return }   // nothing more is read from them
+            if let session = c.realtime {
+                readBuffer.withUnsafeBytes { session.frames.append(UnsafeRawBufferPointer(rebasing: $0[0..<n])) }
+                readRealtime(c, session)
+                return
+            }
             readBuffer.withUnsafeBytes { c.parser.append(UnsafeRawBufferPointer(rebasing: $0[0..<n])) }
             parseRequests(c)
             // A head must arrive whole within the idle timeout, however slowly it trickles.
@@ -199,11 +223,13 @@ public final class Server {
         }
     }
 
-    private func parseRequests(_ c: Conn) {
+    func parseRequests(_ c: Conn) {
         while !c.closeWhenFlushed {
             do {
                 guard let req = try c.parser.next() else { break }
-                c.queued.append(req)
+                c.queued.append(.http(req))
+                // Bytes after an upgrade request are WebSocket frames, not HTTP.
+                if Server.isUpgrade(req) { break }
             } catch let e as HTTPParseError {
                 respondAndClose(c, HTTPResponse.error(e.status, e.message))
                 return
@@ -219,7 +245,7 @@ public final class Server {
         }
     }
 
-    private func respondAndClose(_ c: Conn, _ response: HTTPResponse) {
+    func respondAndClose(_ c: Conn, _ response: HTTPResponse) {
         c.queued.removeAll()
         enqueue(c, response.serialize(keepAlive: false))
         c.closeWhenFlushed = true
@@ -246,7 +272,7 @@ public final class Server {
         } else {
             c.out.append(contentsOf: bytes)
         }
-        if c.stream != nil && c.pendingOutput > options.streamBufferLimit {
+        if (c.stream != nil || c.realtime != nil) && c.pendingOutput > options.streamBufferLimit {
             // A stream client that stopped reading: drop it rather than grow without bound.
             drop(c)
             return
@@ -254,7 +280,7 @@ public final class Server {
         watchWritable(c, true)
     }
 
-    private func flush(_ c: Conn) {
+    func flush(_ c: Conn) {
         if c.closed { return }
         while c.pendingOutput > 0 {
             let r = c.out.withUnsafeBytes { SocketIO.write(c.fd, UnsafeRawBufferPointer(rebasing: $0[c.outStart...])) }
@@ -276,11 +302,11 @@ public final class Server {
         afterFlush(c)
     }
 
-    private func afterFlush(_ c: Conn) {
+    func afterFlush(_ c: Conn) {
         if c.closeWhenFlushed && c.pendingOutput == 0 { drop(c) }
     }
 
-    private func watchWritable(_ c: Conn, _ on: Bool) {
+    func watchWritable(_ c: Conn, _ on: Bool) {
         if c.closed || c.watchingWritable == on { return }
         c.watchingWritable = on
         try? poller.modify(c.fd, token: c.id, read: true, write: on)
@@ -290,6 +316,7 @@ public final class Server {
         if c.closed { return }
         c.closed = true
         if let s = c.stream { streams.close(s) }
+        if let session = c.realtime { endSession(session) }
         poller.remove(c.fd)
         close(c.fd)
         conns[c.id] = nil
@@ -307,55 +334,82 @@ public final class Server {
     }
 
     /// Answers queued requests: reads at once, writes in one group commit, until no connection
-    /// has anything it can run. Returns the files that were committed to.
-    private func serveQueued() -> [String] {
+    /// has anything it can run. Streams and listens get a commit's events before the writers get
+    /// their answers (a realtime client expects its own listens to see a write before its ack).
+    /// Returns the files that were committed to.
+    func serveQueued() -> [String] {
         var committed: [String] = []
         while true {
             var writes: [PendingWrite] = []
             for c in Array(conns.values) where !c.queued.isEmpty && !c.waitingForCommit && !c.closed {
-                while let req = c.queued.first, !c.closed {
-                    if Server.isWrite(req.method) && !Server.isStream(req) {
-                        c.queued.removeFirst()
+                while let work = c.queued.first, !c.closed {
+                    c.queued.removeFirst()
+                    if work.isWrite {
                         c.waitingForCommit = true
-                        writes.append(PendingWrite(conn: c, request: req, response: HTTPResponse(status: 0),
-                                                   files: [], started: monotonicNanos()))
+                        writes.append(PendingWrite(conn: c, work: work, started: monotonicNanos()))
                         break
                     }
-                    c.queued.removeFirst()
-                    answerRead(c, req)
-                    if c.stream != nil { c.queued.removeAll(); break }
+                    switch work {
+                    case .http(let req):
+                        answerRead(c, req)
+                        if c.stream != nil || c.realtime != nil || c.closeWhenFlushed { c.queued.removeAll() }
+                    case .realtime(let req):
+                        if let session = c.realtime { answerRealtime(c, session, req) }
+                    }
+                    if c.stream != nil { break }
                 }
             }
-            if writes.isEmpty { break }
+            let disconnects = pendingDisconnects
+            pendingDisconnects = []
+            if writes.isEmpty && disconnects.isEmpty { break }
             namespaces.beginBatch()
+            for d in disconnects { runDisconnect(d) }
+            var disconnectFiles = namespaces.touched
             for i in writes.indices {
                 namespaces.startRequest()
-                if case .response(let r) = handler.handle(writes[i].request) {
-                    writes[i].response = r
-                } else {
-                    writes[i].response = HTTPResponse.error(400, "Streaming needs GET")
+                switch writes[i].work {
+                case .http(let req):
+                    if case .response(let r) = handler.handle(req) {
+                        writes[i].response = r
+                    } else {
+                        writes[i].response = HTTPResponse.error(400, "Streaming needs GET")
+                    }
+                case .realtime(let req):
+                    if let session = writes[i].conn.realtime { writes[i].realtimeAnswer = realtimeWrite(session, req) }
                 }
-                writes[i] = PendingWrite(conn: writes[i].conn, request: writes[i].request,
-                                         response: writes[i].response, files: namespaces.touched,
-                                         started: writes[i].started)
+                writes[i].files = namespaces.touched
             }
             let failed = namespaces.commitBatch()
+            disconnectFiles.removeAll { failed[$0] != nil }
+            var files = disconnectFiles
+            for w in writes { for f in w.files where failed[f] == nil && !files.contains(f) { files.append(f) } }
+            for f in files where !committed.contains(f) { committed.append(f) }
+            if !streams.isEmpty { pumpFeeds(files.filter { streams.files.contains($0) }) }
             for w in writes {
-                var response = w.response
-                if let f = w.files.first(where: { failed[$0] != nil }), let e = failed[f] {
-                    response = HTTPResponse.error(500, "The write could not be committed: \(e.message)")
-                } else {
-                    for f in w.files where !committed.contains(f) { committed.append(f) }
-                }
                 w.conn.waitingForCommit = false
-                send(w.conn, w.request, response, started: w.started)
+                let lost = w.files.first { failed[$0] != nil }.flatMap { failed[$0] }
+                switch w.work {
+                case .http(let req):
+                    var response = w.response ?? HTTPResponse.error(500, "no answer")
+                    if let e = lost { response = HTTPResponse.error(500, "The write could not be committed: \(e.message)") }
+                    send(w.conn, req, response, started: w.started)
+                case .realtime(let req):
+                    guard case .data(let r, _, _, _) = req else { continue }
+                    let answer = lost.map { RealtimeMessage.failure(r, "failure", "the write could not be committed: \($0.message)") }
+                        ?? w.realtimeAnswer ?? RealtimeMessage.failure(r, "failure", "no answer")
+                    sendRealtime(w.conn, answer)
+                }
             }
         }
         return committed
     }
 
-    private func answerRead(_ c: Conn, _ req: HTTPRequest) {
+    func answerRead(_ c: Conn, _ req: HTTPRequest) {
         let started = monotonicNanos()
+        if Server.isUpgrade(req) {
+            upgrade(c, req, started: started)
+            return
+        }
         switch handler.handle(req) {
         case .response(let r):
             send(c, req, r, started: started)
@@ -364,10 +418,11 @@ public final class Server {
         }
     }
 
-    private func openStream(_ c: Conn, _ req: HTTPRequest, _ s: StreamRequest, started: UInt64) {
+    func openStream(_ c: Conn, _ req: HTTPRequest, _ s: StreamRequest, started: UInt64) {
         do {
             let db = try namespaces.embedded(s.namespace)
-            let sub = StreamSubscriber(id: c.id)
+            let sub = StreamSubscriber(id: nextSubscriber, connID: c.id, kind: .sse)
+            nextSubscriber += 1
             c.stream = sub
             enqueue(c, SSE.head())
             try streams.open(sub, file: namespaces.path(of: s.namespace), db: db, path: s.path, query: s.query)
@@ -383,7 +438,7 @@ public final class Server {
         }
     }
 
-    private func send(_ c: Conn, _ req: HTTPRequest, _ response: HTTPResponse, started: UInt64) {
+    func send(_ c: Conn, _ req: HTTPRequest, _ response: HTTPResponse, started: UInt64) {
         let keep = req.keepAlive && stopSignal == nil
         if !keep { c.closeWhenFlushed = true; c.queued.removeAll() }
         log(req, status: response.status, started: started)
@@ -393,7 +448,7 @@ public final class Server {
 
     // MARK: streams and timers
 
-    private func pumpFeeds(_ files: [String]) {
+    func pumpFeeds(_ files: [String]) {
         for f in files {
             guard let db = namespaces.openDatabases.first(where: { $0.file == f })?.db else { continue }
             do { try streams.pump(file: f, db: db) } catch {
@@ -403,11 +458,15 @@ public final class Server {
     }
 
     /// Drops idle and half-sent requests (slow clients), and keeps streams alive.
-    private func sweep(_ now: Int64) {
+    func sweep(_ now: Int64) {
         let keepAlive = SSE.frame(event: "keep-alive", data: "null")
         for c in Array(conns.values) {
             if c.stream != nil {
                 if now - c.lastOutput >= options.keepAliveMillis { enqueue(c, keepAlive) }
+                continue
+            }
+            if c.realtime != nil {
+                if now - c.lastInput >= options.idleTimeoutMillis * 2 { drop(c) }
                 continue
             }
             if c.waitingForCommit { continue }
@@ -417,8 +476,10 @@ public final class Server {
         }
     }
 
-    private func shutdown() {
+    func shutdown() {
         poller.remove(listener.fd)
+        // onDisconnect writes are not made when the server itself stops (as in Firebase).
+        for c in conns.values { c.realtime?.disconnect = DisconnectWrites() }
         for c in Array(conns.values) {
             if c.pendingOutput > 0 { flush(c) }
             drop(c)
@@ -427,7 +488,7 @@ public final class Server {
 
     // MARK: logging
 
-    private func log(_ req: HTTPRequest, status: Int, started: UInt64) {
+    func log(_ req: HTTPRequest, status: Int, started: UInt64) {
         guard options.log else { return }
         let ms = Double(monotonicNanos() - started) / 1e6
         // The path only: query strings can carry credentials.
@@ -435,7 +496,7 @@ public final class Server {
                 + #","status":\#(status),"ms":"# + JSONWriter.format((ms * 1000).rounded() / 1000) + "}")
     }
 
-    private func logLine(_ s: String) {
+    func logLine(_ s: String) {
         var bytes = Array(s.utf8)
         bytes.append(10)
         var off = 0
@@ -446,7 +507,7 @@ public final class Server {
         }
     }
 
-    private func quoted(_ s: String) -> String {
+    func quoted(_ s: String) -> String {
         var out: [UInt8] = []
         JSONWriter.appendString(s, to: &out)
         return String(decoding: out, as: UTF8.self)

@@ -87,10 +87,11 @@ final class ServerStreams {
     private var queryViews: [ObjectIdentifier: View] = [:]
     /// The feed position each file has been read to.
     private var feedSeq: [String: Int64] = [:]
-    private let send: (StreamSubscriber, [UInt8]) -> Void
+    private let deliver: ([StreamSubscriber], StreamEvent) -> Void
 
-    init(send: @escaping (StreamSubscriber, [UInt8]) -> Void) {
-        self.send = send
+    /// `deliver` sends one event to subscribers, each in its own protocol.
+    init(deliver: @escaping ([StreamSubscriber], StreamEvent) -> Void) {
+        self.deliver = deliver
     }
 
     static func key(_ file: String, _ path: Path) -> [UInt8] {
@@ -125,7 +126,7 @@ final class ServerStreams {
         if feedSeq[file] == nil { feedSeq[file] = view.seq }
         view.subscribers[sub.id] = sub
         sub.view = view
-        send(sub, SSE.frame(event: "put", data: view.initialEvent.data))
+        deliver([sub], view.initialEvent)
     }
 
     func close(_ sub: StreamSubscriber) {
@@ -143,8 +144,7 @@ final class ServerStreams {
     }
 
     private func broadcast(_ view: View, _ event: StreamEvent) {
-        let bytes = SSE.frame(event: event.name, data: event.data)
-        for sub in view.subscribers.values { send(sub, bytes) }
+        deliver(Array(view.subscribers.values), event)
     }
 
     /// Reads the file's new commits and sends their events, in commit order.
@@ -185,9 +185,22 @@ final class ServerStreams {
     }
 }
 
-/// The stream side of one connection.
+/// One stream or listen: an SSE connection, or one listen of a realtime session (which pushes
+/// its events as `d`/`m` messages at `location`, tagged for a query listen).
 final class StreamSubscriber {
+    enum Kind {
+        case sse
+        case realtime(location: Path, tag: Int64?)
+    }
+
     let id: UInt64
+    let connID: UInt64
+    let kind: Kind
     weak var view: ServerStreams.View?
-    init(id: UInt64) { self.id = id }
+
+    init(id: UInt64, connID: UInt64, kind: Kind) {
+        self.id = id
+        self.connID = connID
+        self.kind = kind
+    }
 }

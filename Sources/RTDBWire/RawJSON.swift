@@ -17,6 +17,11 @@ public struct RawJSON: Sendable {
     public var kind: Kind
     public var range: Range<Int>
 
+    public init(kind: Kind, range: Range<Int>) {
+        self.kind = kind
+        self.range = range
+    }
+
     public struct SyntaxError: Error, Sendable { public var offset: Int; public var message: String }
 
     public static let maxDepth = 600
