@@ -41,6 +41,8 @@ public final class Server {
         var queued: [HTTPRequest] = []
         var waitingForCommit = false
         var stream: StreamSubscriber?
+        /// What the rules must keep granting for the stream to stay open (nil: not governed).
+        var access: StreamAccess?
         var closed = false
         /// When the first byte of a request head still incomplete arrived (slow-loris check).
         var headStarted: Int64? = nil
@@ -83,10 +85,12 @@ public final class Server {
     static let watchToken: UInt64 = 3
 
     /// Binds the socket (so the caller can print where it listens) without serving yet.
-    public init(options: Options, namespaces: ServerNamespaces, watchFolder: String?) throws {
+    public init(options: Options, namespaces: ServerNamespaces, watchFolder: String?,
+                security: SecurityOptions = SecurityOptions()) throws {
         self.options = options
         self.namespaces = namespaces
         self.handler = RESTHandler(provider: namespaces, secret: options.secret)
+        handler.security = security
         self.listener = try TCPListener(host: options.host, port: options.port)
         self.poller = try Poller()
         self.signals = try SignalPipe()
@@ -95,6 +99,7 @@ public final class Server {
         streams = ServerStreams(send: { [unowned self] sub, bytes in
             if let c = self.conns[sub.id] { self.enqueue(c, bytes) }
         })
+        handler.onRulesChanged = { [unowned self] _ in self.recheckStreams() }
         try poller.add(listener.fd, token: Server.listenerToken)
         try poller.add(signals.readEnd, token: Server.signalToken)
         if let watch { try poller.add(watch.fd, token: Server.watchToken) }
@@ -140,6 +145,8 @@ public final class Server {
             let now = monotonicMillis()
             if now - lastPoll >= 250 { feedDirty = true; lastPoll = now }
             if !streams.isEmpty {
+                // Streams whose location is no longer readable end before any new event.
+                if feedDirty || !committedFiles.isEmpty { recheckStreams() }
                 let files = feedDirty ? streams.files : committedFiles.filter { streams.files.contains($0) }
                 pumpFeeds(files)
             }
@@ -369,6 +376,7 @@ public final class Server {
             let db = try namespaces.embedded(s.namespace)
             let sub = StreamSubscriber(id: c.id)
             c.stream = sub
+            c.access = s.access
             enqueue(c, SSE.head())
             try streams.open(sub, file: namespaces.path(of: s.namespace), db: db, path: s.path, query: s.query)
             log(req, status: 200, started: started)
@@ -399,6 +407,19 @@ public final class Server {
             do { try streams.pump(file: f, db: db) } catch {
                 logLine(#"{"event":"error","message":"# + quoted("reading changes of \(f): \(error)") + "}")
             }
+        }
+    }
+
+    /// Sends `cancel` to every rules-governed stream whose location its principal may no
+    /// longer read (after a commit or a rules change), and closes it.
+    func recheckStreams() {
+        for c in Array(conns.values) where c.stream != nil && !c.closed {
+            guard let access = c.access, !handler.canStillRead(access) else { continue }
+            c.access = nil
+            if let s = c.stream { streams.close(s) }
+            enqueue(c, SSE.frame(event: "cancel", data: "\"Permission denied\""))
+            c.closeWhenFlushed = true
+            afterFlush(c)
         }
     }
 
