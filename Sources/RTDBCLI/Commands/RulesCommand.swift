@@ -5,12 +5,12 @@ enum RulesCommand {
     static let spec = CommandSpec(
         name: "rules", summary: "check a security rules file",
         usage: "rtdb rules check FILE",
-        arguments: [("check", .command, "the action: check (the only one)"),
+        arguments: [("check", .text, "the action: check (the only one)"),
                     ("FILE", .file, "a rules file in Firebase's database.rules.json format (- reads stdin)")],
         description: "Checks a security rules file offline, as rtdb serve --rules and PUT /.settings/rules.json do: "
             + "comments are allowed, every expression is parsed and type-checked. Prints {\"ok\":true} when the "
-            + "file is valid. Otherwise prints each problem on stderr as FILE:LINE:COLUMN: message (lines and "
-            + "columns count from 1) and exits with status 3.",
+            + "file is valid. Otherwise the error (invalid_data, status 3) lists each problem on a line of its own as "
+            + "FILE:LINE:COLUMN: message, where LINE and COLUMN (from 1) point at the offending token in the file.",
         examples: ["rtdb rules check database.rules.json"],
         run: run)
 
