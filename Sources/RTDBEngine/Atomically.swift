@@ -1,13 +1,24 @@
 import RTDBCore
 
 extension EmbeddedDatabase {
-    /// Runs `body` as one write transaction in which this database's own calls (`get`, `set`,
-    /// `update`, conditional writes) all take part: what `body` reads is what it writes over,
-    /// with no other writer in between, and a throw undoes every write `body` made. Inside a
-    /// group-commit batch it is one savepoint of the batch; otherwise it commits on return.
-    /// (Security rules check a write against the data it replaces this way.)
+    /// Runs `body` inside one write transaction in which this database's own calls (`get`,
+    /// `set`, `update`, conditional writes) take part: what `body` reads is what its write
+    /// replaces, with no other writer in between. `body` reads, decides, and then makes at most
+    /// one write call (itself all or nothing); if it throws, nothing of it is stored. Inside a
+    /// group-commit batch it opens the batch's transaction if needed and runs in it; otherwise
+    /// it is a transaction of its own, committed on return. (Security rules check a write
+    /// against the data it replaces this way.)
     public func atomically<T>(_ body: () throws -> T) throws -> T {
-        if batching { return try writingInBatch { _ in try body() } }
+        if batching {
+            if !batchOpen {
+                try retryingWhileBusy {
+                    let c = try writeConnection()
+                    try c.exec("BEGIN IMMEDIATE")
+                }
+                batchOpen = true
+            }
+            return try body()
+        }
         beginBatch()
         let result: T
         do {

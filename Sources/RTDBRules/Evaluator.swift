@@ -48,7 +48,8 @@ public struct RuleQuery: Sendable {
 /// lazily, once per path); the writes overlay it to give the new tree, never copied.
 public final class RuleData {
     let read: (Path) throws -> Node
-    private var cache: [[UInt8]: Node] = [:]
+    /// Values read so far, by path (a request reads a handful: a list beats hashing paths).
+    private var cache: [(path: Path, value: Node)] = []
     /// The operation's writes: full paths and their new values (resolved, normal form).
     public private(set) var writes: [(path: Path, value: Node)] = []
 
@@ -60,26 +61,20 @@ public final class RuleData {
         self.writes = writes
     }
 
-    static func key(_ p: Path) -> [UInt8] { Array(p.keys.joined(separator: "/").utf8) + [UInt8(p.count)] }
-
     /// The stored value at `path` before the operation.
     public func old(_ path: Path) throws -> Node {
-        let k = RuleData.key(path)
-        if let v = cache[k] { return v }
-        // A cached ancestor already holds the answer.
-        var anc = path
-        var rel: [String] = []
-        while let parent = anc.parent {
-            rel.insert(anc.keys[anc.count - 1], at: 0)
-            anc = parent
-            if let v = cache[RuleData.key(anc)] {
-                let value = v.child(at: Path(validatedKeys: rel))
-                cache[k] = value
-                return value
-            }
+        // A cached location at or above `path` already holds the answer.
+        var best: (path: Path, value: Node)?
+        for entry in cache where entry.path.contains(path) {
+            if best == nil || entry.path.count > (best?.path.count ?? 0) { best = entry }
+        }
+        if let best {
+            if best.path.count == path.count { return best.value }
+            return best.value.child(at: Path(validatedKeys: Array(path.keys[best.path.count...])))
         }
         let v = try read(path)
-        cache[k] = v
+        if cache.count >= 64 { cache.removeFirst() }
+        cache.append((path, v))
         return v
     }
 
@@ -219,14 +214,14 @@ struct Evaluator {
     /// `child(p)`: `p` may hold several keys separated by `/`; empty segments are skipped;
     /// an invalid key or a path past the depth limit is an error.
     func child(_ snap: Snapshot, _ p: String) throws -> Snapshot {
-        var path = snap.path
-        for seg in p.split(separator: "/", omittingEmptySubsequences: true) {
-            let key = String(seg)
+        var keys = snap.path.keys
+        for seg in p.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: true) {
+            let key = String(decoding: seg, as: UTF8.self)
             if Limits.keyProblem(key) != nil { throw RuleFailure() }
-            path = path.appending(key)
+            keys.append(key)
         }
-        if path.count > Limits.maxDepth { throw RuleFailure() }
-        return Snapshot(new: snap.new, path: path)
+        if keys.count > Limits.maxDepth { throw RuleFailure() }
+        return Snapshot(new: snap.new, path: Path(validatedKeys: keys))
     }
 
     mutating func snapshotMethod(_ snap: Snapshot, _ m: SnapshotMethod, _ args: [Code]) throws -> RuleValue {

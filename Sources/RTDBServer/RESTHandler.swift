@@ -47,6 +47,8 @@ public final class RESTHandler {
     public var onRulesChanged: ((String) -> Void)?
     /// Milliseconds since the Unix epoch: the rules' `now` and the writes' timestamps.
     public var clock: () -> Int64 = { EmbeddedDatabase.systemClock() }
+    /// Decoded ID tokens (RESTRules.swift).
+    let tokens = TokenCache()
     /// Push IDs of writes checked by rules (the key must be known before the write).
     var pushIDs = PushIDGenerator()
     /// The namespace of requests that name none (no `ns`, no usable host label).

@@ -63,6 +63,25 @@ public struct SecurityOptions {
     public init() {}
 }
 
+/// Decoded ID tokens by their text (bounded; emptied when full). Only tokens that decoded,
+/// and in production mode whose signature verified, are kept.
+final class TokenCache {
+    struct Entry {
+        var token: IDToken
+        var auth: Node
+        var signatureVerified: Bool
+    }
+    private(set) var entries: [String: Entry] = [:]
+    static let capacity = 4096
+
+    func insert(_ text: String, _ entry: Entry) {
+        if entries.count >= TokenCache.capacity { entries.removeAll(keepingCapacity: true) }
+        entries[text] = entry
+    }
+
+    func removeAll() { entries.removeAll() }
+}
+
 /// What one stream needs to be checked again after commits and rules changes.
 public struct StreamAccess: @unchecked Sendable {
     public var namespace: String
@@ -123,14 +142,28 @@ extension RESTHandler {
         }
         if !bearer.isEmpty || !accessTokens.isEmpty { throw RESTHandler.unauthorized }
         guard let token = authParam else { return .anonymous }
-        guard let jwt = IDToken(token), let auth = jwt.authObject else { throw RESTHandler.unparsableToken }
+        // Clients send the same token with every request: decode (and verify) it once.
+        let entry: TokenCache.Entry
+        if let cached = tokens.entries[token] {
+            entry = cached
+        } else {
+            guard let jwt = IDToken(token), let auth = jwt.authObject else { throw RESTHandler.unparsableToken }
+            var verified = false
+            if security.projectID != nil {
+                try verifySignature(jwt)
+                verified = true
+            }
+            entry = TokenCache.Entry(token: jwt, auth: auth, signatureVerified: verified)
+            tokens.insert(token, entry)
+        }
         if let project = security.projectID {
-            if let problem = jwt.claimsProblem(projectID: project, nowSeconds: clock() / 1000) {
+            // Time claims change meaning as time passes: checked on every request.
+            if let problem = entry.token.claimsProblem(projectID: project, nowSeconds: clock() / 1000) {
                 throw RESTError(401, problem)
             }
-            try verifySignature(jwt)
+            if !entry.signatureVerified { try verifySignature(entry.token) }
         }
-        return .user(auth: auth)
+        return .user(auth: entry.auth)
     }
 
     func verifySignature(_ jwt: IDToken) throws {

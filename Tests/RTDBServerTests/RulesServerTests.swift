@@ -113,7 +113,10 @@ struct RulesServerTests {
         h.handler.security.verifier = Fixed(true)
         #expect(h.send("GET", "/.json?auth=" + token(good)).status == 200)
         h.handler.security.verifier = Fixed(false)
-        #expect(h.send("GET", "/.json?auth=" + token(good)).text.contains("bad signature"))
+        let other = #"{"iss":"https://securetoken.google.com/demo-project","aud":"demo-project","iat":\#(now - 11),"exp":\#(now + 3600),"sub":"alice"}"#
+        #expect(h.send("GET", "/.json?auth=" + token(other)).text.contains("bad signature"))
+        // A verified token is remembered, but its time claims are checked on every request.
+        #expect(h.send("GET", "/.json?auth=" + token(good)).status == 200)
         #expect(throws: RTDBError.self) { try JWKSKeys(json: #"{"keys":[]}"#) }
     }
 
