@@ -143,26 +143,27 @@ extension RESTHandler {
         if !bearer.isEmpty || !accessTokens.isEmpty { throw RESTHandler.unauthorized }
         guard let token = authParam else { return .anonymous }
         // Clients send the same token with every request: decode (and verify) it once.
-        let entry: TokenCache.Entry
+        var entry: TokenCache.Entry
+        var fresh = false
         if let cached = tokens.entries[token] {
             entry = cached
         } else {
             guard let jwt = IDToken(token), let auth = jwt.authObject else { throw RESTHandler.unparsableToken }
-            var verified = false
-            if security.projectID != nil {
-                try verifySignature(jwt)
-                verified = true
-            }
-            entry = TokenCache.Entry(token: jwt, auth: auth, signatureVerified: verified)
-            tokens.insert(token, entry)
+            entry = TokenCache.Entry(token: jwt, auth: auth, signatureVerified: false)
+            fresh = true
         }
         if let project = security.projectID {
-            // Time claims change meaning as time passes: checked on every request.
+            // Claims first (their reasons are the useful ones), on every request: time moves on.
             if let problem = entry.token.claimsProblem(projectID: project, nowSeconds: clock() / 1000) {
                 throw RESTError(401, problem)
             }
-            if !entry.signatureVerified { try verifySignature(entry.token) }
+            if !entry.signatureVerified {
+                try verifySignature(entry.token)
+                entry.signatureVerified = true
+                fresh = true
+            }
         }
+        if fresh { tokens.insert(token, entry) }
         return .user(auth: entry.auth)
     }
 
