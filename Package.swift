@@ -17,19 +17,23 @@ let package = Package(
         // Pure wire codecs, no I/O: HTTP/1.1 requests and responses (incremental, bounded),
         // Server-Sent Events, REST query parameters, Firebase's node hash and ETags.
         .target(name: "RTDBWire", dependencies: ["RTDBCore"]),
+        // Security rules: the rules language (lenient JSON with positions, parser, type checks),
+        // the evaluator of reads and writes, and ID tokens. Pure: no I/O.
+        .target(name: "RTDBRules", dependencies: ["RTDBCore"]),
         // Linux kernel interfaces Glibc does not export (epoll, inotify, eventfd).
         .systemLibrary(name: "CLinux", path: "Sources/CLinux"),
         // Sockets, readiness polling, signals and folder watching for `rtdb serve`.
         .target(name: "RTDBNet", dependencies: ["CLinux"]),
         // rtdb serve: Firebase's REST and streaming protocols over the embedded database.
-        .target(name: "RTDBServer", dependencies: ["RTDBCore", "RTDBEngine", "RTDBNet", "RTDBWire"]),
+        .target(name: "RTDBServer", dependencies: ["RTDBCore", "RTDBEngine", "RTDBNet", "RTDBWire", "RTDBRules"]),
         // Argument parsing, the command registry, one file per command, output and errors.
-        .target(name: "RTDBCLI", dependencies: ["RTDBCore", "RTDBEngine", "RTDBServer", "RTDBNet"]),
+        .target(name: "RTDBCLI", dependencies: ["RTDBCore", "RTDBEngine", "RTDBServer", "RTDBNet", "RTDBRules"]),
         .executableTarget(name: "rtdb", dependencies: ["RTDBCLI"]),
         .testTarget(name: "RTDBCoreTests", dependencies: ["RTDBCore"]),
         .testTarget(name: "RTDBEngineTests", dependencies: ["RTDBEngine", "RTDBCore"]),
         .testTarget(name: "RTDBWireTests", dependencies: ["RTDBWire", "RTDBCore"]),
-        .testTarget(name: "RTDBServerTests", dependencies: ["RTDBServer", "RTDBWire", "RTDBEngine", "RTDBCore"]),
+        .testTarget(name: "RTDBRulesTests", dependencies: ["RTDBRules", "RTDBCore"]),
+        .testTarget(name: "RTDBServerTests", dependencies: ["RTDBServer", "RTDBWire", "RTDBEngine", "RTDBCore", "RTDBRules"]),
         .testTarget(name: "EndToEndTests", dependencies: ["rtdb", "RTDBCLI", "RTDBCore"]),
         .testTarget(name: "CLITests", dependencies: ["RTDBCLI", "RTDBCore", "rtdb"]),
     ]

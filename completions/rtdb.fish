@@ -20,7 +20,7 @@ function __rtdb_scan
     set -l value_options --db --url --auth --access-token --timeout --order-by-child \
         --start-at --start-after --end-at --end-before --equal-to --start-key --end-key \
         --limit-to-first --limit-to-last --string -s --file --max-retries --command-timeout --count --exec-fail \
-        --host --port --data-dir --secret --max-connections --idle-timeout
+        --host --port --data-dir --secret --max-connections --idle-timeout --rules --project-id --jwks
     set -l tokens (commandline -opc)
     for w in $tokens[2..-1]
         if test -n "$__rtdb_expect"
@@ -114,8 +114,9 @@ complete -c rtdb -n __rtdb_needs_command -a increment -d 'atomically add a numbe
 complete -c rtdb -n __rtdb_needs_command -a tx -d 'run a command as a compare-and-set transaction'
 complete -c rtdb -n __rtdb_needs_command -a watch -d 'stream value or child events as JSON lines'
 complete -c rtdb -n __rtdb_needs_command -a serve -d 'serve the database over Firebase REST and streaming'
+complete -c rtdb -n __rtdb_needs_command -a rules -d 'check a security rules file'
 complete -c rtdb -n __rtdb_needs_command -a help -d 'show help for rtdb or one command'
-complete -c rtdb -n __rtdb_wants_command_name -a 'get set update push remove query increment tx watch serve help'
+complete -c rtdb -n __rtdb_wants_command_name -a 'get set update push remove query increment tx watch serve rules help'
 
 # Arguments
 complete -c rtdb -n __rtdb_wants_path -a '(__rtdb_paths)'
@@ -157,6 +158,13 @@ complete -c rtdb -n '__rtdb_using serve' -l port -x -d 'port to listen on (defau
 complete -c rtdb -n '__rtdb_using serve' -l data-dir -x -a '(__fish_complete_directories)' -d 'one database file per namespace'
 complete -c rtdb -n '__rtdb_using serve' -l secret -x -d 'require this credential (env RTDB_SECRET)'
 complete -c rtdb -n '__rtdb_using serve' -l insecure -d 'allow a non-loopback address without --secret'
+complete -c rtdb -n '__rtdb_using serve' -l rules -r -F -d 'enforce the security rules in FILE'
+complete -c rtdb -n '__rtdb_using serve' -l project-id -x -d 'verify ID tokens for this project (needs --jwks)'
+complete -c rtdb -n '__rtdb_using serve' -l jwks -r -F -d 'Google token-signing keys for --project-id'
+complete -c rtdb -n '__rtdb_using serve' -l strict-indexes -d '400 for an orderBy without .indexOn'
+# rules
+complete -c rtdb -n '__rtdb_using rules; and not __fish_seen_subcommand_from check' -a check -d 'check a rules file'
+complete -c rtdb -n '__rtdb_using rules; and __fish_seen_subcommand_from check' -F
 complete -c rtdb -n '__rtdb_using serve' -l log -d 'one JSON line per request on stderr'
 complete -c rtdb -n '__rtdb_using serve' -l max-connections -x -d 'refuse connections beyond N open ones'
 complete -c rtdb -n '__rtdb_using serve' -l idle-timeout -x -d 'drop a client silent for this many seconds'

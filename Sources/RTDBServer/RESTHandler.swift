@@ -1,4 +1,6 @@
 import RTDBCore
+import RTDBEngine
+import RTDBRules
 import RTDBWire
 
 /// Firebase's REST API (firebase-semantics §8) over `Database`: one parsed request in, one
@@ -24,16 +26,32 @@ import RTDBWire
 /// * ETags describe the whole value at the location, so `X-Firebase-ETag` / `if-none-match`
 ///   combined with `shallow` or a query are 400. `if-match` works on PUT and DELETE (POST and
 ///   PATCH: 400). `if-match: *` means "exists".
-/// * `.indexOn` is not enforced (no rules yet): every `orderBy` is answered.
+/// * Security rules (RESTRules.swift, rules.md): reads and writes of non-admin principals are
+///   checked when rules are loaded; `.indexOn` is enforced only with `strictIndexes` (the
+///   emulator answers every `orderBy`).
 /// * `format=export` answers values with their priorities (`{".value":v,".priority":p}`
 ///   leaves, `".priority"` keys); `/PATH/.priority.json` reads and writes a node's priority;
 ///   `orderBy="$priority"` orders by Firebase's priority rule. ETags hash the node with its
 ///   priorities, as Firebase's node hash does.
-/// * `/.settings/rules.json`: GET answers the open rules every request runs under; PUT is 501
-///   until rules exist.
+/// * `/.settings/rules.json` (admin only): GET answers the rules source (or, with no rules,
+///   the open rules), `format=strict` as plain JSON; PUT replaces the namespace's rules
+///   (`dryRun=true` only checks them); bad rules are 400 with one `line:column: message` per
+///   problem and the old rules stay.
 public final class RESTHandler {
     let provider: NamespaceProvider
     let secret: String?
+    /// Rules, tokens and indexes (RESTRules.swift).
+    public var security = SecurityOptions()
+    /// Rules put at run time, by namespace (they replace `security.rules` there).
+    var namespaceRules: [String: RuleSet] = [:]
+    /// Called with the namespace after its rules change (the server re-checks its streams).
+    public var onRulesChanged: ((String) -> Void)?
+    /// Milliseconds since the Unix epoch: the rules' `now` and the writes' timestamps.
+    public var clock: () -> Int64 = { EmbeddedDatabase.systemClock() }
+    /// Decoded ID tokens (RESTRules.swift).
+    let tokens = TokenCache()
+    /// Push IDs of writes checked by rules (the key must be known before the write).
+    var pushIDs = PushIDGenerator()
     /// The namespace of requests that name none (no `ns`, no usable host label).
     public var defaultNamespace = "fake-server"
 
@@ -74,13 +92,17 @@ public final class RESTHandler {
     func route(_ request: HTTPRequest) throws -> RESTOutcome {
         if request.method == "OPTIONS" { return .response(preflight(request)) }
         let method = try effectiveMethod(request)
-        for q in request.query {
+        let rulesPath = request.rawPath.hasSuffix("/.settings/rules.json")
+        for q in request.query where !(rulesPath && q.name == "dryRun") {
             let known = RESTHandler.commonParameters.contains(q.name) || RESTHandler.readParameters.contains(q.name)
                 || RESTHandler.writeParameters.contains(q.name)
             if !known { throw RESTError(400, "unknown query parameter \(Limits.quote(q.name))") }
         }
-        guard RESTAuth.allows(request, secret: secret) else { throw RESTError.permissionDenied }
         let namespace = try self.namespace(request)
+        if rulesPath, case .rules = try RESTTarget(rawPath: request.rawPath) {
+            return .response(try rulesEndpoint(request, method: method, namespace: namespace))
+        }
+        let principal = try self.principal(request, namespace: namespace)
         let target = try RESTTarget(rawPath: request.rawPath)
         try checkParameters(request, method: method)
 
@@ -98,19 +120,12 @@ public final class RESTHandler {
             out.append(UInt8(ascii: "]"))
             return .response(headOnly(HTTPResponse.json(200, bytes: out), method))
         case .rules:
-            switch method {
-            case "GET", "HEAD":
-                let open = "{\"rules\":{\".read\":true,\".write\":true}}"
-                return .response(headOnly(HTTPResponse.json(200, open), method))
-            case "PUT":
-                throw RESTError(501, "security rules are not supported yet: every request is allowed, or needs the server's secret")
-            default:
-                throw notAllowed("GET, PUT")
-            }
+            return .response(try rulesEndpoint(request, method: method, namespace: namespace))
         case .priority(let path):
-            // The node's priority, as a pseudo-child (firebase-semantics §1.4).
+            // The node's priority, as a pseudo-child (firebase-semantics §1.4); the rules of
+            // the node apply.
             if wantsStream(request) { throw RESTError(400, "streaming a .priority path is not supported") }
-            let context = Context(request: request, namespace: namespace, path: path.appending(Path.priorityKey))
+            let context = Context(request: request, namespace: namespace, path: path.appending(Path.priorityKey), principal: principal)
             switch method {
             case "GET", "HEAD": return try get(context, method: method)
             case "PUT": return .response(try put(context))
@@ -118,7 +133,7 @@ public final class RESTHandler {
             default: throw notAllowed("GET, PUT, DELETE")
             }
         case .data(let path):
-            let context = Context(request: request, namespace: namespace, path: path)
+            let context = Context(request: request, namespace: namespace, path: path, principal: principal)
             switch method {
             case "GET", "HEAD": return try get(context, method: method)
             case "PUT": return .response(try put(context))
@@ -134,6 +149,7 @@ public final class RESTHandler {
         var request: HTTPRequest
         var namespace: String
         var path: Path
+        var principal: Principal = .admin
         var pretty: Bool { request.queryValue("print") == "pretty" }
         var silent: Bool { request.queryValue("print") == "silent" }
         func database(_ provider: NamespaceProvider) throws -> Database { try provider.database(namespace) }

@@ -1,4 +1,5 @@
 import RTDBCore
+import RTDBRules
 import RTDBWire
 
 /// The REST methods on data paths (firebase-semantics §8.2, §6.2, §7): each validates its input
@@ -16,6 +17,7 @@ extension RESTHandler {
             }
         }
         let filtered = query.map(RESTHandler.hasFilter) ?? false
+        let access = try authorizeRead(c, c.principal, query: query)
 
         if method == "GET" && wantsStream(r) {
             for name in ["callback", "download"] where r.queryValue(name) != nil {
@@ -23,7 +25,9 @@ extension RESTHandler {
             }
             if shallow { throw RESTError(400, "shallow is not accepted on a stream") }
             if c.silent { throw RESTError(400, "print=silent is not accepted on a stream") }
-            return .stream(StreamRequest(namespace: c.namespace, path: c.path, query: filtered ? query : nil))
+            var stream = StreamRequest(namespace: c.namespace, path: c.path, query: filtered ? query : nil)
+            stream.access = access
+            return .stream(stream)
         }
 
         let etagWanted = r.header("x-firebase-etag")?.lowercased() == "true"
@@ -108,6 +112,18 @@ extension RESTHandler {
         try WriteCheck.writable(c.path)
         let value = try bodyValue(c)
         try WriteCheck.value(value, at: c.path)
+        if checksWrites(c.principal, c.namespace) {
+            let ifMatch = c.request.header("if-match")
+            return try ruledWrite(c, c.principal, [(c.path, value)]) { db, data, resolved in
+                // Rules come before the ETag check.
+                if let ifMatch {
+                    let current = try data.old(c.path)
+                    guard ETag.matches(ifMatch, current) else { return preconditionFailed(current, c) }
+                }
+                let stored = try db.set(c.path, resolved[0].value)
+                return written(stored, c, etag: ifMatch != nil || wantsETag(c) ? ETag.of(stored) : nil)
+            }
+        }
         let db = try c.database(provider)
         if let ifMatch = c.request.header("if-match") {
             switch try db.set(c.path, value, if: { ETag.matches(ifMatch, $0) }) {
@@ -126,6 +142,15 @@ extension RESTHandler {
         let value = try bodyValue(c)
         // Validated where it will live: one level below the location.
         try WriteCheck.value(value, at: c.path.appending("-AAAAAAAAAAAAAAAAAAA"))
+        if checksWrites(c.principal, c.namespace) {
+            // The new key is chosen first: rules see it (`$id`) before anything is written.
+            let key = pushIDs.next(now: clock())
+            let at = c.path.appending(key)
+            return try ruledWrite(c, c.principal, [(at, value)]) { db, _, resolved in
+                _ = try db.set(at, resolved[0].value)
+                return written(.object([Node.Entry("name", .string(key))]), c, etag: nil)
+            }
+        }
         let pushed = try c.database(provider).push(c.path, [value])
         guard let key = pushed.first?.key else { throw RESTError(500, "internal error: no push ID") }
         return written(.object([Node.Entry("name", .string(key))]), c, etag: nil)
@@ -147,11 +172,26 @@ extension RESTHandler {
             guard try JSONReader.parse(bytes).isNull else {
                 throw RESTError(400, "a PATCH body must be a JSON object of paths and values")
             }
+            if checksWrites(c.principal, c.namespace) {
+                return try ruledWrite(c, c.principal, [(c.path, .null)]) { db, _, _ in
+                    written(try db.set(c.path, .null), c, etag: nil)
+                }
+            }
             let stored = try c.database(provider).set(c.path, .null)
             return written(stored, c, etag: nil)
         }
         let entries = try WriteCheck.update(raw, at: c.path)
-        let resolved = entries.isEmpty ? [] : try c.database(provider).update(c.path, entries)
+        let resolved: [(path: Path, value: Node)]
+        if checksWrites(c.principal, c.namespace) && !entries.isEmpty {
+            // All paths are checked against one new tree; any refusal refuses them all.
+            let full = entries.map { (path: c.path.appending($0.path), value: $0.value) }
+            resolved = try ruledWrite(c, c.principal, full) { db, _, done in
+                let relative = zip(entries, done).map { (path: $0.0.path, value: $0.1.value) }
+                return try db.update(c.path, relative)
+            }
+        } else {
+            resolved = entries.isEmpty ? [] : try c.database(provider).update(c.path, entries)
+        }
         if c.silent { return HTTPResponse(status: 204) }
         let members = resolved.map { (key: $0.path.keys.joined(separator: "/"), value: $0.value) }
         return HTTPResponse.json(200, bytes: RESTRender.members(members, pretty: c.pretty))
@@ -160,6 +200,17 @@ extension RESTHandler {
     /// DELETE: remove the location; with `if-match`, only if the ETag still matches.
     func delete(_ c: Context) throws -> HTTPResponse {
         try WriteCheck.writable(c.path)
+        if checksWrites(c.principal, c.namespace) {
+            let ifMatch = c.request.header("if-match")
+            return try ruledWrite(c, c.principal, [(c.path, .null)]) { db, data, _ in
+                if let ifMatch {
+                    let current = try data.old(c.path)
+                    guard ETag.matches(ifMatch, current) else { return preconditionFailed(current, c) }
+                }
+                _ = try db.set(c.path, .null)
+                return written(.null, c, etag: ifMatch != nil || wantsETag(c) ? ETag.null : nil)
+            }
+        }
         let db = try c.database(provider)
         if let ifMatch = c.request.header("if-match") {
             switch try db.set(c.path, .null, if: { ETag.matches(ifMatch, $0) }) {

@@ -20,6 +20,9 @@ public struct StreamRequest: Sendable {
     /// The query the stream reflects, or nil for the whole value at `path` (an `orderBy`
     /// without bounds or limits selects the whole value too, so it is nil then).
     public var query: Query?
+    /// Set when rules govern the stream: what to check again after each commit and rules
+    /// change (the stream is cancelled once its location stops being readable).
+    public var access: StreamAccess?
 
     public init(namespace: String, path: Path, query: Query?) {
         self.namespace = namespace

@@ -1,5 +1,6 @@
 import RTDBCore
 import RTDBEngine
+import RTDBRules
 import RTDBWire
 
 /// The realtime protocol state of one WebSocket connection (realtime-protocol.md): frame and
@@ -12,18 +13,42 @@ final class RealtimeSession {
     let host: String
     var frames = WebSocket.Parser()
     var assembler = RealtimeFraming.Assembler()
-    /// May read and write (the server has no secret, or the secret was presented).
-    var admin: Bool
+    /// The credentials the session presents, as a request the REST handler's credential code
+    /// reads (`Authorization: Bearer` from the upgrade or `gauth`, `auth=` from `auth`,
+    /// `auth_variable_override` from `gauth`'s `authvar`/`noauth`). Rules and the secret are
+    /// applied to it on every operation, so loading rules later governs open sessions too.
+    var credentials: HTTPRequest
     var disconnect = DisconnectWrites()
     /// Open listens by path and tag.
     var listens: [[UInt8]: StreamSubscriber] = [:]
+    /// What each listen needs the rules to keep granting (only listens the rules govern).
+    /// `raw` is the query object as the client sent it (sent back when the listen is revoked).
+    var access: [[UInt8]: (path: Path, query: Query?, raw: String?)] = [:]
     var closing = false
 
-    init(id: String, namespace: String, host: String, admin: Bool) {
+    init(id: String, namespace: String, host: String, credentials: HTTPRequest) {
         self.id = id
         self.namespace = namespace
         self.host = host
-        self.admin = admin
+        self.credentials = credentials
+    }
+
+    /// The credential part of an upgrade request: its Authorization headers only.
+    static func credentials(from upgrade: HTTPRequest) -> HTTPRequest {
+        HTTPRequest(method: "GET", target: "/", headers: upgrade.headers.filter { $0.name == "authorization" })
+    }
+
+    /// `auth` (an ID token) or `gauth` (an access token, with an `authvar` override or `noauth`).
+    static func credentials(token: String, asAuthParameter: Bool, override: String?) -> HTTPRequest {
+        var target = "/"
+        var headers: [(name: String, value: String)] = []
+        if asAuthParameter {
+            target += "?auth=" + PercentCoding.encode(token)
+        } else {
+            headers.append(("authorization", "Bearer " + token))
+            if let override { target += "?auth_variable_override=" + PercentCoding.encode(override) }
+        }
+        return HTTPRequest(method: "GET", target: target, headers: headers)
     }
 
     static func listenKey(_ path: Path, _ tag: Int64?) -> [UInt8] {

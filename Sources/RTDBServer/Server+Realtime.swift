@@ -1,12 +1,14 @@
 import RTDBCore
 import RTDBEngine
 import RTDBNet
+import RTDBRules
 import RTDBWire
 
 /// Firebase's realtime protocol on `rtdb serve` (realtime-protocol.md): `GET /.ws?v=5&ns=NS`
 /// upgrades to a WebSocket; requests run in order per connection, writes in the group commit;
 /// listens share the streams' views; onDisconnect writes run, as one atomic update, when the
-/// connection ends for any reason other than the server stopping.
+/// connection ends for any reason other than the server stopping. Credentials and security
+/// rules apply exactly as over REST (the session's credentials go through the same code).
 extension Server {
     static func isUpgrade(_ r: HTTPRequest) -> Bool {
         r.method == "GET" && r.rawPath == "/.ws"
@@ -36,7 +38,7 @@ extension Server {
         }
         let id = Server.sessionID()
         let session = RealtimeSession(id: id, namespace: namespace, host: req.header("host") ?? url,
-                                      admin: RESTAuth.allows(req, secret: options.secret))
+                                      credentials: RealtimeSession.credentials(from: req))
         sessions[id] = c.id
         c.realtime = session
         log(req, status: 101, started: started)
@@ -122,17 +124,93 @@ extension Server {
         session.listens = [:]
         sessions[session.id] = nil
         if !session.disconnect.isEmpty {
-            pendingDisconnects.append((session.namespace, session.id, session.disconnect.update))
+            pendingDisconnects.append((session.namespace, session.id, session.disconnect.update, session.credentials))
             session.disconnect = DisconnectWrites()
         }
     }
 
     /// Inside the group commit: one session's onDisconnect writes, as one update at the root.
-    func runDisconnect(_ d: (namespace: String, session: String, entries: [(path: Path, value: Node)])) {
+    /// Under rules they are checked again with the session's last credentials, each on its own:
+    /// one that is now refused is dropped, the others are made.
+    func runDisconnect(_ d: PendingDisconnect) {
         do {
-            _ = try namespaces.embedded(d.namespace).update(.root, d.entries)
+            let db = try namespaces.embedded(d.namespace)
+            let principal = try handler.principal(d.credentials, namespace: d.namespace)
+            if handler.checksWrites(principal, d.namespace) {
+                for e in d.entries {
+                    let c = RESTHandler.Context(request: d.credentials, namespace: d.namespace, path: e.path, principal: principal)
+                    do {
+                        try handler.ruledWrite(c, principal, [e]) { db, _, resolved in _ = try db.set(e.path, resolved[0].value) }
+                    } catch {
+                        logLine(#"{"event":"ondisconnect_refused","path":"# + quoted(e.path.description) + "}")
+                    }
+                }
+                return
+            }
+            _ = try db.update(.root, d.entries)
         } catch {
             logLine(#"{"event":"error","message":"# + quoted("onDisconnect writes of session \(d.session) failed: \(error)") + "}")
+        }
+    }
+
+    /// Who the session is now; throws when its credentials are refused (as REST's 401s).
+    func principal(_ session: RealtimeSession) throws -> Principal {
+        try handler.principal(session.credentials, namespace: session.namespace)
+    }
+
+    /// Refuses a read the rules do not grant. Returns true when the rules govern it (a listen
+    /// must then be checked again when data or rules change).
+    func authorizeRead(_ session: RealtimeSession, _ path: Path, _ query: Query?) throws -> Bool {
+        let principal = try principal(session)
+        guard let rules = handler.rules(for: session.namespace), !handler.isAdmin(principal) else { return false }
+        let db = try namespaces.embedded(session.namespace)
+        let data = RuleData(read: { try db.get($0) })
+        guard rules.canRead(path, principal: principal, query: Server.ruleQuery(query), now: handler.clock(), data: data) else {
+            throw RESTError.permissionDenied
+        }
+        return true
+    }
+
+    /// A listen's query as rules see it (`query.orderByChild`, `query.limitToFirst`, …).
+    static func ruleQuery(_ q: Query?) -> RuleQuery {
+        var r = RuleQuery()
+        guard let q else { return r }
+        r.orderByKey = false
+        switch q.order {
+        case .key: r.orderByKey = true
+        case .value: r.orderByValue = true
+        case .priority: r.orderByPriority = true
+        case .child(let p): r.orderByChild = p.keys.joined(separator: "/")
+        }
+        if let s = q.start, let e = q.end, !s.exclusive, !e.exclusive, s.value.same(as: e.value), s.key == e.key {
+            r.equalTo = s.value
+        } else {
+            r.startAt = q.start?.value
+            r.endAt = q.end?.value
+        }
+        switch q.limit {
+        case .first(let n)?: r.limitToFirst = n
+        case .last(let n)?: r.limitToLast = n
+        case nil: break
+        }
+        return r
+    }
+
+    /// Ends the listens whose location the rules no longer let the session read: the client
+    /// gets `c` (its cancel callback raises permission_denied).
+    func recheckRealtimeListens() {
+        for c in Array(conns.values) where !c.closed {
+            guard let session = c.realtime, !session.access.isEmpty else { continue }
+            for (key, a) in session.access {
+                if (try? authorizeRead(session, a.path, a.query)) != nil { continue }
+                session.access[key] = nil
+                if let sub = session.listens.removeValue(forKey: key) {
+                    streams.close(sub)
+                    var queryObject: String? = nil
+                    if case .realtime(_, let tag) = sub.kind, tag != nil { queryObject = a.raw }
+                    sendRealtime(c, RealtimeMessage.cancel(a.path, query: queryObject))
+                }
+            }
         }
     }
 
@@ -154,18 +232,19 @@ extension Server {
             case "s", "appcheck", "unappeck", "unappcheck":
                 return RealtimeMessage.ok(r)
             case "auth", "gauth":
-                return authenticate(session, r, body)
+                return authenticate(session, r, action, body)
             case "unauth":
-                if options.secret != nil { session.admin = false }
+                session.credentials = HTTPRequest(method: "GET", target: "/")
                 return RealtimeMessage.ok(r, "\"unauthenticated\"")
             case "q", "l":
-                guard session.admin else { return RealtimeMessage.failure(r, "permission_denied", "Permission denied") }
                 let path = try Server.path(body)
                 let query = try RealtimeQuery.parse(body["q"], source: source, priorityOrder: .priority)
                 if let query { try query.validate() }
+                let governed = try authorizeRead(session, path, query)
                 let tag = body["t"]?.int
                 let key = RealtimeSession.listenKey(path, tag)
                 if let old = session.listens[key] { streams.close(old) }
+                session.access[key] = governed ? (path, query, body["q"].map(Server.rawText)) : nil
                 let sub = StreamSubscriber(id: nextSubscriber, connID: c.id, kind: .realtime(location: path, tag: tag))
                 nextSubscriber += 1
                 session.listens[key] = sub
@@ -177,30 +256,32 @@ extension Server {
                 let path = try Server.path(body)
                 let key = RealtimeSession.listenKey(path, body["t"]?.int)
                 if let sub = session.listens.removeValue(forKey: key) { streams.close(sub) }
+                session.access[key] = nil
                 return RealtimeMessage.ok(r)
             case "g":
-                guard session.admin else { return RealtimeMessage.failure(r, "permission_denied", "Permission denied") }
                 let path = try Server.path(body)
                 let db = try namespaces.embedded(session.namespace)
                 let value: Node
-                if let query = try RealtimeQuery.parse(body["q"], source: source, priorityOrder: .priority) {
-                    try query.validate()
+                let query = try RealtimeQuery.parse(body["q"], source: source, priorityOrder: .priority)
+                try query?.validate()
+                _ = try authorizeRead(session, path, query)
+                if let query {
                     value = Node.object(normalizing: try db.query(path, query))
                 } else {
                     value = try db.export(path)
                 }
                 return RealtimeMessage.ok(r, RealtimeMessage.json(value))
             case "o":
-                guard session.admin else { return RealtimeMessage.failure(r, "permission_denied", "Permission denied") }
                 let path = try Server.path(body)
                 let value = try body["d"].map { $0.isNull ? Node.null : try $0.node(in: source) } ?? .null
                 try WriteCheck.value(value, at: path)
+                try checkRegistration(session, [(path, value)])
                 session.disconnect.set(path, value)
                 return RealtimeMessage.ok(r)
             case "om":
-                guard session.admin else { return RealtimeMessage.failure(r, "permission_denied", "Permission denied") }
                 let path = try Server.path(body)
                 let list = try WriteCheck.update(try Server.members(body, source), at: path)
+                try checkRegistration(session, list.map { (path.appending($0.path), $0.value) })
                 session.disconnect.update(path, list)
                 return RealtimeMessage.ok(r)
             case "oc":
@@ -212,6 +293,8 @@ extension Server {
             }
         } catch let e as RTDBError {
             return RealtimeMessage.failure(r, Server.status(e), e.message)
+        } catch let e as RESTError {
+            return RealtimeMessage.failure(r, e.status == 401 ? "permission_denied" : "failure", e.message)
         } catch let e as RealtimeQuery.Invalid {
             return RealtimeMessage.failure(r, "failure", e.message)
         } catch {
@@ -219,20 +302,52 @@ extension Server {
         }
     }
 
-    /// `auth` / `gauth`: with a secret, only the secret admits; without one every credential does
-    /// (the emulator's open default), and a token's claims are echoed back unverified.
-    private func authenticate(_ session: RealtimeSession, _ r: Int64, _ body: RawJSON) -> String {
+    /// An onDisconnect registration is checked as if it ran now: credentials, then rules
+    /// (nothing is written).
+    private func checkRegistration(_ session: RealtimeSession, _ writes: [(path: Path, value: Node)]) throws {
+        let principal = try principal(session)
+        guard handler.checksWrites(principal, session.namespace), let first = writes.first else { return }
+        let c = RESTHandler.Context(request: session.credentials, namespace: session.namespace, path: first.path, principal: principal)
+        try handler.ruledWrite(c, principal, writes) { _, _, _ in }
+    }
+
+    /// `auth` (an ID token) / `gauth` (an access token; `authvar` overrides `auth` for rules,
+    /// `noauth` makes it null): the session's credentials become these, judged like REST's
+    /// (`owner` or any token is admin on an open server; with a secret only the secret is; an
+    /// ID token is a user under rules). A refused credential answers invalid_token and leaves
+    /// the session unauthenticated.
+    private func authenticate(_ session: RealtimeSession, _ r: Int64, _ action: String, _ body: RawJSON) -> String {
         let cred = body["cred"]?.string ?? ""
-        if let secret = options.secret {
-            guard RESTAuth.constantTimeEqual(cred, secret) else {
-                session.admin = false
-                return RealtimeMessage.failure(r, "invalid_token", "Invalid claim")
-            }
-            session.admin = true
-            return RealtimeMessage.ok(r, #"{"auth":null,"expires":null}"#)
+        var override: String? = nil
+        if action == "gauth" {
+            if let v = body["authvar"], v.members != nil { override = Self.rawText(v) }
+            if let n = body["noauth"], case .bool(true) = n.kind { override = "null" }
         }
-        session.admin = true
-        return RealtimeMessage.ok(r, #"{"auth":"# + (Server.claims(ofToken: cred) ?? "null") + #","expires":null}"#)
+        // An ID token goes as REST's auth= parameter; an access token (or `owner`) as a bearer.
+        let idToken = action == "auth" && cred != "owner" && (options.secret.map { !RESTAuth.constantTimeEqual(cred, $0) } ?? true)
+        let creds = RealtimeSession.credentials(token: cred, asAuthParameter: idToken, override: override)
+        let principal: Principal
+        do { principal = try handler.principal(creds, namespace: session.namespace) } catch {
+            session.credentials = HTTPRequest(method: "GET", target: "/")
+            return RealtimeMessage.failure(r, "invalid_token", "Invalid claim")
+        }
+        session.credentials = creds
+        var auth = "null"
+        if case .user(let claims) = principal { auth = JSONWriter.string(claims) }
+        else if idToken, let c = Server.claims(ofToken: cred) { auth = c }
+        return RealtimeMessage.ok(r, #"{"auth":"# + auth + #","expires":null}"#)
+    }
+
+    static func rawText(_ v: RawJSON) -> String {
+        // Rebuilt compactly; only used for small override objects.
+        switch v.kind {
+        case .null: return "null"
+        case .bool(let b): return b ? "true" : "false"
+        case .number(let d): return JSONWriter.format(d)
+        case .string(let s): return RealtimeMessage.quoted(s)
+        case .array(let items): return "[" + items.map(rawText).joined(separator: ",") + "]"
+        case .object(let m): return "{" + m.map { RealtimeMessage.quoted($0.key) + ":" + rawText($0.value) }.joined(separator: ",") + "}"
+        }
     }
 
     /// The payload of a JWT (unverified), as JSON text, when it is one.
@@ -243,19 +358,30 @@ extension Server {
         return String(decoding: bytes, as: UTF8.self)
     }
 
-    /// Inside the group commit: a set (`p`, compare-and-set with `h`) or a merge (`m`).
+    /// Inside the group commit: a set (`p`, compare-and-set with `h`) or a merge (`m`), under
+    /// the credentials and rules REST applies.
     func realtimeWrite(_ session: RealtimeSession, _ req: RealtimeRequest) -> String? {
         guard case .data(let r, let action, let body, let source) = req else { return nil }
         do {
-            guard session.admin else { return RealtimeMessage.failure(r, "permission_denied", "Permission denied") }
+            let principal = try principal(session)
             let path = try Server.path(body)
             let db = try namespaces.embedded(session.namespace)
+            let ruled = handler.checksWrites(principal, session.namespace)
+            let context = RESTHandler.Context(request: session.credentials, namespace: session.namespace, path: path, principal: principal)
             if action == "p" {
                 let value = try body["d"].map { $0.isNull ? Node.null : try $0.node(in: source) } ?? .null
                 try WriteCheck.value(value, at: path)
-                if let h = body["h"]?.string {
+                let hash = body["h"]?.string
+                if ruled {
+                    let stale: Bool = try handler.ruledWrite(context, principal, [(path, value)]) { db, data, resolved in
+                        if let hash, NodeHash.hash(try data.old(path)) != hash { return true }
+                        _ = try db.set(path, resolved[0].value)
+                        return false
+                    }
+                    if stale { return RealtimeMessage.failure(r, "datastale", "hash mismatch") }
+                } else if let hash {
                     // A transaction's put: only if the value is still the one the client hashed.
-                    if case .stale = try db.set(path, value, if: { NodeHash.hash($0) == h }) {
+                    if case .stale = try db.set(path, value, if: { NodeHash.hash($0) == hash }) {
                         return RealtimeMessage.failure(r, "datastale", "hash mismatch")
                     }
                 } else {
@@ -263,11 +389,21 @@ extension Server {
                 }
             } else {
                 let list = try WriteCheck.update(try Server.members(body, source), at: path)
-                if !list.isEmpty { _ = try db.update(path, list) }
+                if list.isEmpty { return RealtimeMessage.ok(r) }
+                if ruled {
+                    let full = list.map { (path: path.appending($0.path), value: $0.value) }
+                    _ = try handler.ruledWrite(context, principal, full) { db, _, done in
+                        try db.update(path, zip(list, done).map { (path: $0.0.path, value: $0.1.value) })
+                    }
+                } else {
+                    _ = try db.update(path, list)
+                }
             }
             return RealtimeMessage.ok(r)
         } catch let e as RTDBError {
             return RealtimeMessage.failure(r, Server.status(e), e.message)
+        } catch let e as RESTError {
+            return RealtimeMessage.failure(r, e.status == 401 ? "permission_denied" : "failure", e.message)
         } catch {
             return RealtimeMessage.failure(r, "failure", "\(error)")
         }

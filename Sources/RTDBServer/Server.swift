@@ -44,6 +44,8 @@ public final class Server {
         var stream: StreamSubscriber?
         /// The realtime session this connection became (after a WebSocket upgrade), if any.
         var realtime: RealtimeSession?
+        /// What the rules must keep granting for the stream to stay open (nil: not governed).
+        var access: StreamAccess?
         var closed = false
         /// When the first byte of a request head still incomplete arrived (slow-loris check).
         var headStarted: Int64? = nil
@@ -98,7 +100,10 @@ public final class Server {
     /// Realtime sessions by id (for a reconnecting client's `ls=`).
     var sessions: [String: UInt64] = [:]
     /// onDisconnect writes of sessions that ended, to run in the next group commit.
-    var pendingDisconnects: [(namespace: String, session: String, entries: [(path: Path, value: Node)])] = []
+    var pendingDisconnects: [PendingDisconnect] = []
+
+    /// A session's onDisconnect writes, with the credentials it last presented.
+    typealias PendingDisconnect = (namespace: String, session: String, entries: [(path: Path, value: Node)], credentials: HTTPRequest)
     var readBuffer = [UInt8](repeating: 0, count: 65_536)
 
     static let listenerToken: UInt64 = 1
@@ -106,16 +111,22 @@ public final class Server {
     static let watchToken: UInt64 = 3
 
     /// Binds the socket (so the caller can print where it listens) without serving yet.
-    public init(options: Options, namespaces: ServerNamespaces, watchFolder: String?) throws {
+    public init(options: Options, namespaces: ServerNamespaces, watchFolder: String?,
+                security: SecurityOptions = SecurityOptions()) throws {
         self.options = options
         self.namespaces = namespaces
         self.handler = RESTHandler(provider: namespaces, secret: options.secret)
+        handler.security = security
         self.listener = try TCPListener(host: options.host, port: options.port)
         self.poller = try Poller()
         self.signals = try SignalPipe()
         if let watchFolder { watch = try? FolderWatch(folder: watchFolder) }
         raiseDescriptorLimit(to: options.maxConnections + 64)
         streams = ServerStreams(deliver: { [unowned self] subs, event in self.deliver(subs, event) })
+        handler.onRulesChanged = { [unowned self] _ in
+            self.recheckStreams()
+            self.recheckRealtimeListens()
+        }
         try poller.add(listener.fd, token: Server.listenerToken)
         try poller.add(signals.readEnd, token: Server.signalToken)
         if let watch { try poller.add(watch.fd, token: Server.watchToken) }
@@ -161,7 +172,12 @@ public final class Server {
             let now = monotonicMillis()
             if now - lastPoll >= 250 { feedDirty = true; lastPoll = now }
             _ = committedFiles
-            if !streams.isEmpty && feedDirty { pumpFeeds(streams.files) }
+            if !streams.isEmpty && feedDirty {
+                // Streams whose location is no longer readable end before any new event.
+                recheckStreams()
+                recheckRealtimeListens()
+                pumpFeeds(streams.files)
+            }
             if now - lastSweep >= 1_000 {
                 lastSweep = now
                 sweep(now)
@@ -384,7 +400,12 @@ public final class Server {
             var files = disconnectFiles
             for w in writes { for f in w.files where failed[f] == nil && !files.contains(f) { files.append(f) } }
             for f in files where !committed.contains(f) { committed.append(f) }
-            if !streams.isEmpty { pumpFeeds(files.filter { streams.files.contains($0) }) }
+            if !streams.isEmpty && !files.isEmpty {
+                // Streams whose location is no longer readable end before any new event.
+                recheckStreams()
+                recheckRealtimeListens()
+                pumpFeeds(files.filter { streams.files.contains($0) })
+            }
             for w in writes {
                 w.conn.waitingForCommit = false
                 let lost = w.files.first { failed[$0] != nil }.flatMap { failed[$0] }
@@ -424,6 +445,7 @@ public final class Server {
             let sub = StreamSubscriber(id: nextSubscriber, connID: c.id, kind: .sse)
             nextSubscriber += 1
             c.stream = sub
+            c.access = s.access
             enqueue(c, SSE.head())
             try streams.open(sub, file: namespaces.path(of: s.namespace), db: db, path: s.path, query: s.query)
             log(req, status: 200, started: started)
@@ -454,6 +476,19 @@ public final class Server {
             do { try streams.pump(file: f, db: db) } catch {
                 logLine(#"{"event":"error","message":"# + quoted("reading changes of \(f): \(error)") + "}")
             }
+        }
+    }
+
+    /// Sends `cancel` to every rules-governed stream whose location its principal may no
+    /// longer read (after a commit or a rules change), and closes it.
+    func recheckStreams() {
+        for c in Array(conns.values) where c.stream != nil && !c.closed {
+            guard let access = c.access, !handler.canStillRead(access) else { continue }
+            c.access = nil
+            if let s = c.stream { streams.close(s) }
+            enqueue(c, SSE.frame(event: "cancel", data: "\"Permission denied\""))
+            c.closeWhenFlushed = true
+            afterFlush(c)
         }
     }
 

@@ -2,6 +2,7 @@ import RTDBCore
 import RTDBEngine
 import RTDBServer
 import RTDBNet
+import RTDBRules
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -11,13 +12,17 @@ import Darwin
 enum ServeCommand {
     static let spec = CommandSpec(
         name: "serve", summary: "serve the database over the Firebase REST and streaming protocol",
-        usage: "rtdb serve [--host ADDR] [--port N] [--data-dir DIR] [--secret TOKEN] [--log]",
+        usage: "rtdb serve [--host ADDR] [--port N] [--data-dir DIR] [--secret TOKEN] [--rules FILE] [--log]",
         options: [
             OptionSpec("--host", value: "ADDR", kind: .text, "address to listen on (default 127.0.0.1)"),
             OptionSpec("--port", value: "N", kind: .number, "port to listen on (default 9000; 0 picks a free port)"),
             OptionSpec("--data-dir", value: "DIR", kind: .directory, "one database file per namespace: namespace NS is DIR/NS.db"),
             OptionSpec("--secret", value: "TOKEN", kind: .text, "require this credential on every request (env RTDB_SECRET)"),
             OptionSpec("--insecure", "allow listening on a non-loopback address without --secret"),
+            OptionSpec("--rules", value: "FILE", kind: .file, "enforce the security rules in FILE (database.rules.json format, comments allowed)"),
+            OptionSpec("--project-id", value: "ID", kind: .text, "verify auth= ID tokens as Firebase does for project ID (needs --jwks)"),
+            OptionSpec("--jwks", value: "FILE", kind: .file, "Google's token-signing keys (a JWKS file) for --project-id"),
+            OptionSpec("--strict-indexes", "answer 400 \"Index not defined\" to an orderBy without .indexOn in the rules"),
             OptionSpec("--log", "print one JSON line per request on stderr (method, path, status, ms)"),
             OptionSpec("--max-connections", value: "N", kind: .number, "refuse new connections beyond N open ones (default 10000)"),
             OptionSpec("--idle-timeout", value: "SECONDS", kind: .number, "drop a client that sends nothing for this long (default 60; streams excepted)"),
@@ -30,12 +35,20 @@ enum ServeCommand {
             + "On a loopback address without --secret every request is allowed (as in the emulator, 'Authorization: "
             + "Bearer owner' included); with --secret only requests that carry it (auth=, access_token= or "
             + "'Authorization: Bearer') are. A non-loopback address needs --secret, or --insecure on purpose. "
+            + "With --rules FILE, reads and writes of everyone but the admin are checked by Firebase's security "
+            + "rules; PUT /.settings/rules.json (admin only) replaces them at run time. The admin is the secret, or "
+            + "without --secret on a loopback address any 'Authorization: Bearer' token (the emulator's 'owner'). "
+            + "auth=ID_TOKEN signs a user in: without --project-id unsigned tokens are trusted as the emulator does "
+            + "(alg none, as @firebase/rules-unit-testing sends); with it, tokens must be valid ID tokens of the "
+            + "project signed by a key of --jwks (fetch it from https://www.googleapis.com/service_accounts/v1/jwk/"
+            + "securetoken@system.gserviceaccount.com). A rules file with an error stops the server with status 3. "
             + "SIGINT ends it with status 130, SIGTERM with 143, after answering writes in progress.",
         examples: ["rtdb serve --port 9000",
                    "FIREBASE_DATABASE_EMULATOR_HOST=127.0.0.1:9000 python3 app.py",
                    "curl 'http://127.0.0.1:9000/users.json?ns=demo'",
                    "curl -N -H 'Accept: text/event-stream' 'http://127.0.0.1:9000/users.json'",
-                   "RTDB_SECRET=s3cret rtdb serve --host 0.0.0.0 --data-dir ./dbs"],
+                   "RTDB_SECRET=s3cret rtdb serve --host 0.0.0.0 --data-dir ./dbs",
+                   "rtdb serve --rules database.rules.json --strict-indexes"],
         run: run)
 
     static func run(_ inv: Invocation) throws {
@@ -67,6 +80,7 @@ enum ServeCommand {
         }
         if let f = inv.value("--db"), f.isEmpty { throw inv.usageError("--db needs a file name") }
         let timeout = try inv.timeoutSeconds()
+        let security = try securityOptions(inv, host: options.host, secret: options.secret)
 
         let namespaces: ServerNamespaces
         let folder: String
@@ -87,7 +101,8 @@ enum ServeCommand {
         }
         let server: Server
         do {
-            server = try Server(options: options, namespaces: namespaces, watchFolder: folder.isEmpty ? "/" : folder)
+            server = try Server(options: options, namespaces: namespaces, watchFolder: folder.isEmpty ? "/" : folder,
+                                security: security)
         } catch let e as NetError {
             if e.errnoValue == EADDRINUSE { throw RTDBError(.unavailable, "cannot listen on \(options.host):\(options.port): the address is in use") }
             if e.errnoValue == EACCES { throw RTDBError(.permissionDenied, "cannot listen on \(options.host):\(options.port): permission denied") }
@@ -98,6 +113,32 @@ enum ServeCommand {
         try out.flush()
         let signal = try server.run()
         throw ExitStatus(128 + signal)
+    }
+
+    /// Rules, token verification and index options, all checked before anything is opened.
+    static func securityOptions(_ inv: Invocation, host: String, secret: String?) throws -> SecurityOptions {
+        var security = SecurityOptions()
+        security.strictIndexes = inv.has("--strict-indexes")
+        security.ownerIsAdmin = secret == nil && TCPListener.isLoopback(host: host)
+        if let file = inv.value("--rules") {
+            if file.isEmpty { throw inv.usageError("--rules needs a file name") }
+            security.rules = try RulesCommand.load(file)
+        }
+        let project = inv.value("--project-id")
+        let jwks = inv.value("--jwks")
+        if let project {
+            guard !project.isEmpty, project.utf8.count <= 128,
+                  project.utf8.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x7A) || $0 == 0x2D }) else {
+                throw inv.usageError("--project-id needs a Firebase project ID (lowercase letters, digits and '-'), not \(Limits.quote(project))")
+            }
+            guard let jwks, !jwks.isEmpty else { throw inv.usageError("--project-id needs --jwks FILE: the keys ID tokens are checked against") }
+            let bytes = try readFile(jwks, limit: 1 << 20)
+            security.projectID = project
+            security.keys = try JWKSKeys(json: String(decoding: bytes, as: UTF8.self))
+        } else if jwks != nil {
+            throw inv.usageError("--jwks is only used with --project-id")
+        }
+        return security
     }
 
     static func absolute(_ path: String) -> String {

@@ -1,0 +1,279 @@
+import RTDBCore
+
+/// The static types of rules.md §3.3. `anyObject` is `auth` and its members (any member name);
+/// `anyPrimitive` is a value only known at run time (`val()`, query bounds, mixed ternaries).
+enum StaticType: Equatable {
+    case bool, number, string, null, regex, snapshot, query, array, anyObject, anyPrimitive
+
+    var isUnknown: Bool { self == .anyObject || self == .anyPrimitive }
+    var isStringLike: Bool { self == .string || isUnknown }
+    var isNumberLike: Bool { self == .number || isUnknown }
+    var isComparable: Bool { !(self == .snapshot || self == .query || self == .regex || self == .array) }
+}
+
+enum SnapshotMethod: String {
+    case val, child, parent, hasChild, hasChildren, exists, getPriority, isNumber, isString, isBoolean
+}
+
+enum StringMethod: String {
+    case contains, beginsWith, endsWith, replace, toLowerCase, toUpperCase, matches
+}
+
+enum QueryField: String {
+    case orderByKey, orderByValue, orderByPriority, orderByChild, startAt, endAt, equalTo, limitToFirst, limitToLast
+}
+
+/// A checked expression, ready to evaluate: every name and method is resolved.
+indirect enum Code {
+    case constant(RuleValue)
+    case auth
+    case now
+    case root
+    case data
+    case newData
+    case query(QueryField)
+    case wildcard(String)
+    /// A member of an object (`auth.x`, `auth[$k]`), or `length` of a string.
+    case member(Code, Code)
+    case snapshot(Code, SnapshotMethod, [Code])
+    case hasChildrenList(Code, [Code])
+    case string(Code, StringMethod, [Code])
+    case matches(Code, RuleRegex)
+    case not(Code)
+    case negate(Code)
+    case arithmetic(String, Code, Code)
+    case equal(Code, Code, negated: Bool)
+    case compare(String, Code, Code)
+    case and(Code, Code)
+    case or(Code, Code)
+    case conditional(Code, Code, Code)
+}
+
+/// Which rule an expression belongs to: reads cannot see `newData`.
+enum RuleKind: String {
+    case read = ".read", write = ".write", validate = ".validate"
+}
+
+/// Type-checks syntax into `Code` (rules.md §3.4). Every failure is an `ExpressionError` at the
+/// offending token, which rejects the whole rules document.
+struct Compiler {
+    let kind: RuleKind
+    /// `$` variables bound at or above the rule's node.
+    let wildcards: [String]
+
+    func compileRule(_ s: Syntax) throws -> Code {
+        let (code, type) = try compile(s)
+        guard type == .bool else { throw ExpressionError(s.offset, "Expression must evaluate to a boolean.") }
+        return code
+    }
+
+    func compile(_ s: Syntax) throws -> (Code, StaticType) {
+        switch s.kind {
+        case .number(let v): return (.constant(.number(v)), .number)
+        case .string(let v): return (.constant(.string(v)), .string)
+        case .bool(let v): return (.constant(.bool(v)), .bool)
+        case .null: return (.constant(.null), .null)
+        case .regex:
+            throw ExpressionError(s.offset, "A regular expression may only be the argument of matches().")
+        case .array:
+            throw ExpressionError(s.offset, "An array may only be the argument of hasChildren().")
+        case .identifier(let name):
+            return try identifier(name, s.offset)
+        case .member(let base, let name):
+            return try member(base, name, s.offset)
+        case .index(let base, let index):
+            let (b, bt) = try compile(base)
+            if bt == .anyObject {
+                let (i, it) = try compile(index)
+                guard it.isStringLike else { throw ExpressionError(index.offset, "Invalid index: not a string.") }
+                return (.member(b, i), .anyObject)
+            }
+            if case .string(let name) = index.kind, bt == .string || bt == .anyPrimitive || bt == .query {
+                return try member(base, name, s.offset)
+            }
+            throw ExpressionError(s.offset, "Invalid [] expression: only auth members take a computed index.")
+        case .call(let callee, let args):
+            return try call(callee, args, s.offset)
+        case .unary(let op, let operand):
+            let (c, t) = try compile(operand)
+            if op == "!" {
+                guard t == .bool else { throw ExpressionError(s.offset, "! only operates on booleans.") }
+                return (.not(c), .bool)
+            }
+            guard t.isNumberLike else { throw ExpressionError(s.offset, "- only operates on numbers.") }
+            return (.negate(c), .number)
+        case .binary(let op, let l, let r):
+            return try binary(op, l, r, s.offset)
+        case .ternary(let c, let a, let b):
+            let (cc, ct) = try compile(c)
+            guard ct == .bool else { throw ExpressionError(c.offset, "Ternary condition must be a boolean.") }
+            let (ac, at) = try compile(a)
+            let (bc, bt) = try compile(b)
+            for (t, o) in [(at, a.offset), (bt, b.offset)] where !t.isComparable {
+                throw ExpressionError(o, "Ternary branches must be numbers, booleans, strings or null.")
+            }
+            return (.conditional(cc, ac, bc), at == bt ? at : .anyPrimitive)
+        }
+    }
+
+    func identifier(_ name: String, _ offset: Int) throws -> (Code, StaticType) {
+        switch name {
+        case "auth": return (.auth, .anyObject)
+        case "now": return (.now, .number)
+        case "root": return (.root, .snapshot)
+        case "data": return (.data, .snapshot)
+        case "newData" where kind != .read: return (.newData, .snapshot)
+        case "query": return (.constant(.null), .query)
+        default:
+            if name.hasPrefix("$"), wildcards.contains(where: { KeyOrder.same($0, name) }) {
+                return (.wildcard(name), .string)
+            }
+            throw ExpressionError(offset, "Unknown variable '\(name)'.")
+        }
+    }
+
+    func member(_ base: Syntax, _ name: String, _ offset: Int) throws -> (Code, StaticType) {
+        let (b, bt) = try compile(base)
+        switch bt {
+        case .anyObject:
+            return (.member(b, .constant(.string(name))), .anyObject)
+        case .string, .anyPrimitive:
+            if name == "length" { return (.member(b, .constant(.string(name))), .number) }
+        case .query:
+            if let f = QueryField(rawValue: name) {
+                switch f {
+                case .orderByKey, .orderByValue, .orderByPriority: return (.query(f), .bool)
+                case .limitToFirst, .limitToLast: return (.query(f), .anyPrimitive)
+                default: return (.query(f), .anyPrimitive)
+                }
+            }
+        default: break
+        }
+        throw ExpressionError(offset, "No such method/property '\(name)'.")
+    }
+
+    func call(_ callee: Syntax, _ args: [Syntax], _ offset: Int) throws -> (Code, StaticType) {
+        let base: Syntax
+        let name: String
+        switch callee.kind {
+        case .member(let b, let n): base = b; name = n
+        case .index(let b, let i):
+            guard case .string(let n) = i.kind else {
+                throw ExpressionError(i.offset, "Invalid method name: a computed method name must be a string literal.")
+            }
+            base = b; name = n
+        default:
+            throw ExpressionError(callee.offset, "Type error: not a function.")
+        }
+        let (b, bt) = try compile(base)
+        switch bt {
+        case .snapshot:
+            guard let m = SnapshotMethod(rawValue: name) else { throw ExpressionError(callee.offset, "No such method/property '\(name)'.") }
+            return try snapshotCall(b, m, args, offset)
+        case .string, .anyObject, .anyPrimitive:
+            guard let m = StringMethod(rawValue: name) else { throw ExpressionError(callee.offset, "No such method/property '\(name)'.") }
+            return try stringCall(b, m, args, offset)
+        default:
+            throw ExpressionError(callee.offset, "No such method/property '\(name)'.")
+        }
+    }
+
+    func arity(_ args: [Syntax], _ n: Int, _ name: String, _ offset: Int) throws {
+        guard args.count == n else {
+            throw ExpressionError(offset, "\(name)() takes \(n) argument\(n == 1 ? "" : "s"), not \(args.count).")
+        }
+    }
+
+    func stringArgument(_ s: Syntax, _ method: String) throws -> Code {
+        let (c, t) = try compile(s)
+        guard t.isStringLike else { throw ExpressionError(s.offset, "Invalid argument to \(method)(): expected a string.") }
+        return c
+    }
+
+    func snapshotCall(_ b: Code, _ m: SnapshotMethod, _ args: [Syntax], _ offset: Int) throws -> (Code, StaticType) {
+        switch m {
+        case .val, .getPriority:
+            try arity(args, 0, m.rawValue, offset)
+            return (.snapshot(b, m, []), .anyPrimitive)
+        case .parent:
+            try arity(args, 0, m.rawValue, offset)
+            return (.snapshot(b, m, []), .snapshot)
+        case .exists, .isNumber, .isString, .isBoolean:
+            try arity(args, 0, m.rawValue, offset)
+            return (.snapshot(b, m, []), .bool)
+        case .child:
+            try arity(args, 1, m.rawValue, offset)
+            return (.snapshot(b, m, [try stringArgument(args[0], m.rawValue)]), .snapshot)
+        case .hasChild:
+            try arity(args, 1, m.rawValue, offset)
+            return (.snapshot(b, m, [try stringArgument(args[0], m.rawValue)]), .bool)
+        case .hasChildren:
+            if args.isEmpty { return (.snapshot(b, m, []), .bool) }
+            try arity(args, 1, m.rawValue, offset)
+            guard case .array(let items) = args[0].kind else {
+                throw ExpressionError(args[0].offset, "Invalid argument to hasChildren(): expected an array of strings.")
+            }
+            if items.isEmpty { throw ExpressionError(args[0].offset, "Invalid argument to hasChildren(): the array is empty.") }
+            return (.hasChildrenList(b, try items.map { try stringArgument($0, "hasChildren") }), .bool)
+        }
+    }
+
+    func stringCall(_ b: Code, _ m: StringMethod, _ args: [Syntax], _ offset: Int) throws -> (Code, StaticType) {
+        switch m {
+        case .contains, .beginsWith, .endsWith:
+            try arity(args, 1, m.rawValue, offset)
+            return (.string(b, m, [try stringArgument(args[0], m.rawValue)]), .bool)
+        case .replace:
+            try arity(args, 2, m.rawValue, offset)
+            return (.string(b, m, [try stringArgument(args[0], m.rawValue), try stringArgument(args[1], m.rawValue)]), .string)
+        case .toLowerCase, .toUpperCase:
+            try arity(args, 0, m.rawValue, offset)
+            return (.string(b, m, []), .string)
+        case .matches:
+            try arity(args, 1, m.rawValue, offset)
+            guard case .regex(let body, let flags) = args[0].kind else {
+                throw ExpressionError(args[0].offset, "Invalid argument to matches(): expected a regular expression literal.")
+            }
+            do {
+                return (.matches(b, try RuleRegex(body: body, flags: flags)), .bool)
+            } catch {
+                throw ExpressionError(args[0].offset, error.message)
+            }
+        }
+    }
+
+    func binary(_ op: String, _ l: Syntax, _ r: Syntax, _ offset: Int) throws -> (Code, StaticType) {
+        let (lc, lt) = try compile(l)
+        let (rc, rt) = try compile(r)
+        switch op {
+        case "&&", "||":
+            guard lt == .bool else { throw ExpressionError(l.offset, "\(op) only operates on booleans.") }
+            guard rt == .bool else { throw ExpressionError(r.offset, "\(op) only operates on booleans.") }
+            return (op == "&&" ? .and(lc, rc) : .or(lc, rc), .bool)
+        case "==", "===", "!=", "!==":
+            guard lt.isComparable else {
+                throw ExpressionError(offset, "Invalid \(op) expression: left operand is not a number, boolean, string, or null.")
+            }
+            guard rt.isComparable else {
+                throw ExpressionError(offset, "Invalid \(op) expression: right operand is not a number, boolean, string, or null.")
+            }
+            return (.equal(lc, rc, negated: op.hasPrefix("!")), .bool)
+        case "<", "<=", ">", ">=":
+            for (t, side) in [(lt, "left"), (rt, "right")] where !t.isComparable || t == .bool {
+                throw ExpressionError(offset, "Invalid \(op) expression: \(side) operand is not a number or string.")
+            }
+            return (.compare(op, lc, rc), .bool)
+        case "+":
+            for (t, side) in [(lt, "left"), (rt, "right")] where !(t == .number || t == .string || t.isUnknown) {
+                throw ExpressionError(offset, "Invalid + expression: \(side) operand is not a number or string.")
+            }
+            let type: StaticType = (lt == .string || rt == .string) ? .string : (lt == .number && rt == .number ? .number : .anyPrimitive)
+            return (.arithmetic(op, lc, rc), type)
+        default:   // - * / %
+            for (t, side) in [(lt, "left"), (rt, "right")] where !t.isNumberLike {
+                throw ExpressionError(offset, "Invalid \(op) expression: \(side) operand is not a number.")
+            }
+            return (.arithmetic(op, lc, rc), .number)
+        }
+    }
+}

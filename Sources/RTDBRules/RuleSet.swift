@@ -1,0 +1,188 @@
+import RTDBCore
+
+/// A loaded rules document (rules.md §1–§2): the source as given, and the rule tree with every
+/// expression compiled. Loading either succeeds completely or reports every problem found, each
+/// with its line and column in the file.
+public final class RuleSet: @unchecked Sendable {
+    final class Rule {
+        let code: Code
+        let text: String
+        init(code: Code, text: String) {
+            self.code = code
+            self.text = text
+        }
+    }
+
+    final class TreeNode {
+        var read: Rule?
+        var write: Rule?
+        var validate: Rule?
+        var indexOn: [String] = []
+        var children: [(key: String, node: TreeNode)] = []
+        var wildcard: (name: String, node: TreeNode)?
+
+        func literal(_ key: String) -> TreeNode? {
+            for c in children where KeyOrder.same(c.key, key) { return c.node }
+            return nil
+        }
+
+        /// The child rule node for `key`, binding a wildcard when no literal child matches.
+        func match(_ key: String) -> (node: TreeNode, binding: (name: String, value: String)?)? {
+            if let n = literal(key) { return (n, nil) }
+            if let w = wildcard { return (w.node, (w.name, key)) }
+            return nil
+        }
+
+        var isEmpty: Bool {
+            read == nil && write == nil && validate == nil && indexOn.isEmpty && children.isEmpty && wildcard == nil
+        }
+    }
+
+    /// The text the document was loaded from, comments kept.
+    public let source: String
+    /// The parsed document.
+    public let document: RulesJSON
+    let root: TreeNode
+
+    /// Everything allowed: what a server without rules runs under.
+    public static let open: RuleSet = {
+        // The literal below is valid; `try?` keeps the load path free of force-unwraps.
+        (try? RuleSet(#"{"rules":{".read":true,".write":true}}"#)) ?? RuleSet(empty: ())
+    }()
+
+    private init(empty: ()) {
+        source = "{\"rules\":{}}"
+        document = .object([], Position(line: 1, column: 1))
+        root = TreeNode()
+    }
+
+    /// Loads a rules document; throws `RulesError` listing every problem.
+    public init(_ text: String) throws(RulesError) {
+        source = text
+        let doc: RulesJSON
+        do { doc = try RulesJSONReader.parse(Array(text.utf8)) } catch { throw RulesError(problems: [error]) }
+        document = doc
+        var problems: [RulesProblem] = []
+        guard case .object(let members, let pos) = doc else {
+            throw RulesError(problems: [RulesProblem(doc.position, "Expected 'rules' property.")])
+        }
+        var tree: TreeNode?
+        for m in members {
+            if m.key.text == "rules" {
+                if tree != nil { problems.append(RulesProblem(m.key.position, "Duplicate 'rules' property.")); continue }
+                tree = RuleSet.load(m.value, wildcards: [], problems: &problems)
+            } else {
+                problems.append(RulesProblem(m.key.position, "Unexpected top-level property '\(m.key.text)': only 'rules' is allowed."))
+            }
+        }
+        guard let tree else {
+            problems.append(RulesProblem(Position(line: pos.line, column: pos.column + 1), "Expected 'rules' property."))
+            throw RulesError(problems: problems)
+        }
+        if !problems.isEmpty { throw RulesError(problems: problems.sorted { ($0.position.line, $0.position.column) < ($1.position.line, $1.position.column) }) }
+        root = tree
+    }
+
+    static func load(_ value: RulesJSON, wildcards: [String], problems: inout [RulesProblem]) -> TreeNode {
+        let node = TreeNode()
+        guard case .object(let members, _) = value else {
+            problems.append(RulesProblem(value.position, "Rules must be an object."))
+            return node
+        }
+        var seen: [String] = []
+        for m in members {
+            let key = m.key.text
+            if seen.contains(where: { KeyOrder.same($0, key) }) {
+                problems.append(RulesProblem(m.key.position, "Duplicate key '\(key)'."))
+                continue
+            }
+            seen.append(key)
+            switch key {
+            case ".read", ".write", ".validate":
+                let kind = RuleKind(rawValue: key) ?? .read
+                guard let rule = compileRule(m.value, kind: kind, wildcards: wildcards, problems: &problems) else { continue }
+                switch kind {
+                case .read: node.read = rule
+                case .write: node.write = rule
+                case .validate: node.validate = rule
+                }
+            case ".indexOn":
+                node.indexOn = indexOn(m.value, problems: &problems)
+            default:
+                if key.hasPrefix(".") {
+                    problems.append(RulesProblem(m.key.position, "Invalid key '\(key)': keys starting with '.' are reserved."))
+                } else if key.hasPrefix("$") {
+                    let name = key
+                    let rest = String(name.dropFirst())
+                    if rest.isEmpty || Limits.keyProblem(rest) != nil {
+                        problems.append(RulesProblem(m.key.position, "Invalid wildcard name '\(key)'."))
+                    } else if node.wildcard != nil {
+                        problems.append(RulesProblem(m.key.position, "Only one wildcard ('$' key) is allowed per location: '\(key)'."))
+                    } else if wildcards.contains(where: { KeyOrder.same($0, name) }) {
+                        problems.append(RulesProblem(m.key.position, "Wildcard '\(key)' is already bound above this location."))
+                    } else {
+                        node.wildcard = (name, load(m.value, wildcards: wildcards + [name], problems: &problems))
+                    }
+                } else if Limits.keyProblem(key) != nil {
+                    problems.append(RulesProblem(m.key.position,
+                        "Key names can't contain \".\", \"#\", \"$\", \"/\", \"[\", or \"]\" (unbound names start with \"$\"): '\(key)'."))
+                } else {
+                    node.children.append((key, load(m.value, wildcards: wildcards, problems: &problems)))
+                }
+            }
+        }
+        return node
+    }
+
+    static func compileRule(_ value: RulesJSON, kind: RuleKind, wildcards: [String],
+                            problems: inout [RulesProblem]) -> Rule? {
+        switch value {
+        case .bool(let b, _):
+            return Rule(code: .constant(.bool(b)), text: b ? "true" : "false")
+        case .string(let s):
+            if s.text.utf8.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }) {
+                problems.append(RulesProblem(s.position, "\(kind.rawValue) rule is empty."))
+                return nil
+            }
+            do {
+                let syntax = try Parser.parse(s.text)
+                let code = try Compiler(kind: kind, wildcards: wildcards).compileRule(syntax)
+                return Rule(code: code, text: s.text)
+            } catch let e as ExpressionError {
+                problems.append(RulesProblem(s.position(ofByte: e.offset), e.message))
+            } catch {
+                problems.append(RulesProblem(s.position, "Parse error."))
+            }
+            return nil
+        default:
+            problems.append(RulesProblem(value.position, "\(kind.rawValue) must be a boolean or an expression string."))
+            return nil
+        }
+    }
+
+    static func indexOn(_ value: RulesJSON, problems: inout [RulesProblem]) -> [String] {
+        var out: [String] = []
+        func one(_ v: RulesJSON) {
+            guard case .string(let s) = v else {
+                problems.append(RulesProblem(v.position, ".indexOn must be a string or an array of strings."))
+                return
+            }
+            if s.text == ".value" { out.append(s.text); return }
+            let keys = s.text.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
+            if keys.isEmpty || keys.contains(where: { Limits.keyProblem($0) != nil }) {
+                problems.append(RulesProblem(s.position, "Invalid .indexOn path '\(s.text)'."))
+                return
+            }
+            out.append(keys.joined(separator: "/"))
+        }
+        if case .array(let items, _) = value { items.forEach(one) } else { one(value) }
+        return out
+    }
+}
+
+/// A rules document that could not be loaded: one `line:column: message` per problem.
+public struct RulesError: Error, Sendable, CustomStringConvertible {
+    public var problems: [RulesProblem]
+    /// Firebase's error text: each problem on its own line, newline-terminated.
+    public var description: String { problems.map { $0.description + "\n" }.joined() }
+}

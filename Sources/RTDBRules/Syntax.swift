@@ -1,0 +1,336 @@
+/// The syntax of one rule expression (rules.md §3.1–3.2) as the parser reads it, before any
+/// name or type is checked. `offset` is the UTF-8 offset of the node's first token in the
+/// expression text.
+struct Syntax {
+    indirect enum Kind {
+        case number(Double)
+        case string(String)
+        case bool(Bool)
+        case null
+        case regex(body: String, flags: String)
+        case identifier(String)
+        case member(Syntax, String)
+        case index(Syntax, Syntax)
+        case call(Syntax, [Syntax])
+        case unary(String, Syntax)
+        case binary(String, Syntax, Syntax)
+        case ternary(Syntax, Syntax, Syntax)
+        case array([Syntax])
+    }
+    var kind: Kind
+    var offset: Int
+}
+
+/// A parse or check failure at a byte offset of the expression.
+struct ExpressionError: Error {
+    var offset: Int
+    var message: String
+    init(_ offset: Int, _ message: String) {
+        self.offset = offset
+        self.message = message
+    }
+}
+
+struct Token {
+    enum Kind: Equatable {
+        case number(Double)
+        case string(String)
+        case identifier(String)
+        case punct(String)
+        case regex(body: String, flags: String)
+        case end
+    }
+    var kind: Kind
+    var offset: Int
+}
+
+/// Splits an expression into tokens. A `/` starts a regular expression literal where an operand
+/// is expected and is division elsewhere (the JavaScript rule).
+struct Lexer {
+    let b: [UInt8]
+    var i = 0
+
+    init(_ text: String) { b = Array(text.utf8) }
+
+    static let punctuators: [String] = ["===", "!==", "==", "!=", "<=", ">=", "&&", "||",
+                                        "<", ">", "+", "-", "*", "/", "%", "!", "?", ":", ".", ",", "(", ")", "[", "]"]
+    /// Operators the language does not have: refused as a parse error rather than misread.
+    static let refused: [String] = ["**", "++", "--", "<<", ">>", "=>", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^="]
+
+    mutating func tokens() throws -> [Token] {
+        var out: [Token] = []
+        var operandExpected = true
+        while true {
+            while i < b.count, b[i] == 0x20 || b[i] == 0x09 || b[i] == 0x0A || b[i] == 0x0D { i += 1 }
+            guard i < b.count else { out.append(Token(kind: .end, offset: i)); return out }
+            let start = i
+            let c = b[i]
+            if isIdentStart(c) {
+                while i < b.count, isIdentPart(b[i]) { i += 1 }
+                let name = String(decoding: b[start..<i], as: UTF8.self)
+                out.append(Token(kind: .identifier(name), offset: start))
+                operandExpected = false
+                continue
+            }
+            if isDigit(c) || (c == UInt8(ascii: ".") && i + 1 < b.count && isDigit(b[i + 1])) {
+                out.append(Token(kind: .number(try number()), offset: start))
+                operandExpected = false
+                continue
+            }
+            if c == UInt8(ascii: "'") || c == UInt8(ascii: "\"") {
+                out.append(Token(kind: .string(try string(quote: c)), offset: start))
+                operandExpected = false
+                continue
+            }
+            if c == UInt8(ascii: "/") && operandExpected {
+                out.append(Token(kind: try regex(), offset: start))
+                operandExpected = false
+                continue
+            }
+            if c >= 0x80 { throw ExpressionError(start, "Parse error.") }
+            for r in Lexer.refused where matches(r) { throw ExpressionError(start, "Parse error.") }
+            guard let p = Lexer.punctuators.first(where: { matches($0) }) else {
+                throw ExpressionError(start, "Parse error.")
+            }
+            // A lone `=` (assignment), `&`, `|`, `;`, `{`, `` ` `` and friends fall through here.
+            i += p.utf8.count
+            out.append(Token(kind: .punct(p), offset: start))
+            operandExpected = !(p == ")" || p == "]")
+        }
+    }
+
+    func matches(_ p: String) -> Bool {
+        let u = Array(p.utf8)
+        guard i + u.count <= b.count else { return false }
+        for k in 0..<u.count where b[i + k] != u[k] { return false }
+        return true
+    }
+
+    func isDigit(_ c: UInt8) -> Bool { c >= 0x30 && c <= 0x39 }
+    func isIdentStart(_ c: UInt8) -> Bool {
+        (c >= 0x41 && c <= 0x5A) || (c >= 0x61 && c <= 0x7A) || c == UInt8(ascii: "_") || c == UInt8(ascii: "$")
+    }
+    func isIdentPart(_ c: UInt8) -> Bool { isIdentStart(c) || isDigit(c) }
+
+    mutating func number() throws -> Double {
+        let start = i
+        if b[i] == UInt8(ascii: "0"), i + 1 < b.count, b[i + 1] == UInt8(ascii: "x") || b[i + 1] == UInt8(ascii: "X") {
+            i += 2
+            let hs = i
+            while i < b.count, isHex(b[i]) { i += 1 }
+            guard i > hs, let v = UInt64(String(decoding: b[hs..<i], as: UTF8.self), radix: 16) else {
+                throw ExpressionError(start, "Parse error.")
+            }
+            if i < b.count, isIdentPart(b[i]) { throw ExpressionError(start, "Parse error.") }
+            return Double(v)
+        }
+        while i < b.count, isDigit(b[i]) { i += 1 }
+        if i < b.count, b[i] == UInt8(ascii: ".") {
+            i += 1
+            while i < b.count, isDigit(b[i]) { i += 1 }
+        }
+        if i < b.count, b[i] == UInt8(ascii: "e") || b[i] == UInt8(ascii: "E") {
+            i += 1
+            if i < b.count, b[i] == UInt8(ascii: "+") || b[i] == UInt8(ascii: "-") { i += 1 }
+            let ds = i
+            while i < b.count, isDigit(b[i]) { i += 1 }
+            if i == ds { throw ExpressionError(start, "Parse error.") }
+        }
+        if i < b.count, isIdentPart(b[i]) { throw ExpressionError(start, "Parse error.") }
+        guard let v = Double(String(decoding: b[start..<i], as: UTF8.self)) else { throw ExpressionError(start, "Parse error.") }
+        return v
+    }
+
+    func isHex(_ c: UInt8) -> Bool { isDigit(c) || (c >= 0x41 && c <= 0x46) || (c >= 0x61 && c <= 0x66) }
+
+    /// A quoted string with JavaScript escapes.
+    mutating func string(quote: UInt8) throws -> String {
+        let start = i
+        i += 1
+        var out: [UInt8] = []
+        while true {
+            guard i < b.count else { throw ExpressionError(start, "Parse error.") }
+            let c = b[i]
+            if c == quote { i += 1; break }
+            if c == 0x0A || c == 0x0D { throw ExpressionError(start, "Parse error.") }
+            if c != UInt8(ascii: "\\") { out.append(c); i += 1; continue }
+            i += 1
+            guard i < b.count else { throw ExpressionError(start, "Parse error.") }
+            let e = b[i]
+            i += 1
+            switch e {
+            case UInt8(ascii: "n"): out.append(0x0A)
+            case UInt8(ascii: "t"): out.append(0x09)
+            case UInt8(ascii: "r"): out.append(0x0D)
+            case UInt8(ascii: "b"): out.append(0x08)
+            case UInt8(ascii: "f"): out.append(0x0C)
+            case UInt8(ascii: "v"): out.append(0x0B)
+            case UInt8(ascii: "0"): out.append(0x00)
+            case UInt8(ascii: "x"), UInt8(ascii: "u"):
+                let n = e == UInt8(ascii: "x") ? 2 : 4
+                guard i + n <= b.count, let v = UInt32(String(decoding: b[i..<(i + n)], as: UTF8.self), radix: 16),
+                      let u = Unicode.Scalar(v) else { throw ExpressionError(i - 2, "Parse error.") }
+                i += n
+                out += Array(String(Character(u)).utf8)
+            default: out.append(e)   // \' \" \\ and any other character stand for themselves
+            }
+        }
+        guard let s = String(validating: out, as: UTF8.self) else { throw ExpressionError(start, "Parse error.") }
+        return s
+    }
+
+    /// `/body/flags`: the body runs to the first unescaped `/` outside a character class.
+    mutating func regex() throws -> Token.Kind {
+        let start = i
+        i += 1
+        var inClass = false
+        let bodyStart = i
+        while true {
+            guard i < b.count, b[i] != 0x0A else { throw ExpressionError(start, "Parse error.") }
+            let c = b[i]
+            if c == UInt8(ascii: "\\") { i += 2; continue }
+            if c == UInt8(ascii: "[") { inClass = true } else if c == UInt8(ascii: "]") { inClass = false }
+            else if c == UInt8(ascii: "/") && !inClass { break }
+            i += 1
+        }
+        guard i <= b.count else { throw ExpressionError(start, "Parse error.") }
+        let body = String(decoding: b[bodyStart..<i], as: UTF8.self)
+        i += 1
+        let fs = i
+        while i < b.count, isIdentPart(b[i]) { i += 1 }
+        return .regex(body: body, flags: String(decoding: b[fs..<i], as: UTF8.self))
+    }
+}
+
+/// Recursive descent over the grammar of rules.md §3.2 (JavaScript precedence).
+struct Parser {
+    var tokens: [Token]
+    var k = 0
+    var depth = 0
+    static let maxDepth = 200
+
+    static func parse(_ text: String) throws -> Syntax {
+        var lexer = Lexer(text)
+        var p = Parser(tokens: try lexer.tokens())
+        let e = try p.conditional()
+        guard case .end = p.current.kind else { throw ExpressionError(p.current.offset, "Parse error.") }
+        return e
+    }
+
+    var current: Token { tokens[min(k, tokens.count - 1)] }
+
+    func isPunct(_ p: String) -> Bool {
+        if case .punct(let q) = current.kind, q == p { return true }
+        return false
+    }
+
+    mutating func expect(_ p: String) throws {
+        guard isPunct(p) else { throw ExpressionError(current.offset, "Parse error.") }
+        k += 1
+    }
+
+    mutating func conditional() throws -> Syntax {
+        depth += 1
+        defer { depth -= 1 }
+        if depth > Parser.maxDepth { throw ExpressionError(current.offset, "Parse error.") }
+        let c = try binary(0)
+        guard isPunct("?") else { return c }
+        k += 1
+        let a = try conditional()
+        try expect(":")
+        let b = try conditional()
+        return Syntax(kind: .ternary(c, a, b), offset: c.offset)
+    }
+
+    static let levels: [[String]] = [["||"], ["&&"], ["==", "===", "!=", "!=="], ["<", "<=", ">", ">="], ["+", "-"], ["*", "/", "%"]]
+
+    mutating func binary(_ level: Int) throws -> Syntax {
+        if level == Parser.levels.count { return try unary() }
+        var left = try binary(level + 1)
+        while case .punct(let p) = current.kind, Parser.levels[level].contains(p) {
+            let at = current.offset
+            k += 1
+            let right = try binary(level + 1)
+            left = Syntax(kind: .binary(p, left, right), offset: at)
+        }
+        return left
+    }
+
+    mutating func unary() throws -> Syntax {
+        if case .punct(let p) = current.kind, p == "!" || p == "-" {
+            let at = current.offset
+            k += 1
+            depth += 1
+            defer { depth -= 1 }
+            if depth > Parser.maxDepth { throw ExpressionError(at, "Parse error.") }
+            return Syntax(kind: .unary(p, try unary()), offset: at)
+        }
+        return try postfix()
+    }
+
+    mutating func postfix() throws -> Syntax {
+        var e = try primary()
+        while true {
+            if isPunct(".") {
+                k += 1
+                guard case .identifier(let name) = current.kind else { throw ExpressionError(current.offset, "Parse error.") }
+                let at = current.offset
+                k += 1
+                e = Syntax(kind: .member(e, name), offset: at)
+            } else if isPunct("[") {
+                let at = current.offset
+                k += 1
+                let index = try conditional()
+                try expect("]")
+                e = Syntax(kind: .index(e, index), offset: at)
+            } else if isPunct("(") {
+                let at = current.offset
+                k += 1
+                var args: [Syntax] = []
+                if !isPunct(")") {
+                    args.append(try conditional())
+                    while isPunct(",") { k += 1; args.append(try conditional()) }
+                }
+                try expect(")")
+                e = Syntax(kind: .call(e, args), offset: at)
+            } else {
+                return e
+            }
+        }
+    }
+
+    mutating func primary() throws -> Syntax {
+        let t = current
+        switch t.kind {
+        case .number(let v): k += 1; return Syntax(kind: .number(v), offset: t.offset)
+        case .string(let s): k += 1; return Syntax(kind: .string(s), offset: t.offset)
+        case .regex(let body, let flags): k += 1; return Syntax(kind: .regex(body: body, flags: flags), offset: t.offset)
+        case .identifier(let name):
+            k += 1
+            switch name {
+            case "true": return Syntax(kind: .bool(true), offset: t.offset)
+            case "false": return Syntax(kind: .bool(false), offset: t.offset)
+            case "null": return Syntax(kind: .null, offset: t.offset)
+            case "var", "let", "const", "new", "typeof", "in", "instanceof", "function", "this", "delete", "void":
+                throw ExpressionError(t.offset, "Parse error.")
+            default: return Syntax(kind: .identifier(name), offset: t.offset)
+            }
+        case .punct("("):
+            k += 1
+            let e = try conditional()
+            try expect(")")
+            return e
+        case .punct("["):
+            k += 1
+            var items: [Syntax] = []
+            if !isPunct("]") {
+                items.append(try conditional())
+                while isPunct(",") { k += 1; items.append(try conditional()) }
+            }
+            try expect("]")
+            return Syntax(kind: .array(items), offset: t.offset)
+        default:
+            throw ExpressionError(t.offset, "Parse error.")
+        }
+    }
+}
