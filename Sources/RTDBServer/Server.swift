@@ -1,6 +1,7 @@
 import RTDBCore
 import RTDBEngine
 import RTDBNet
+import RTDBRules
 import RTDBWire
 import Glibc
 
@@ -495,12 +496,27 @@ public final class Server {
     /// Drops idle and half-sent requests (slow clients), and keeps streams alive.
     func sweep(_ now: Int64) {
         let keepAlive = SSE.frame(event: "keep-alive", data: "null")
+        let seconds = handler.clock() / 1000
         for c in Array(conns.values) {
             if c.stream != nil {
+                if let access = c.access, Server.expired(access.principal, seconds, handler) {
+                    // The ID token the stream was opened with expired: Firebase's answer.
+                    c.access = nil
+                    if let s = c.stream { streams.close(s) }
+                    enqueue(c, SSE.frame(event: "auth_revoked", data: "credential is no longer valid"))
+                    c.closeWhenFlushed = true
+                    afterFlush(c)
+                    continue
+                }
                 if now - c.lastOutput >= options.keepAliveMillis { enqueue(c, keepAlive) }
                 continue
             }
-            if c.realtime != nil {
+            if let session = c.realtime {
+                if let p = try? principal(session), Server.expired(p, seconds, handler) {
+                    // The client refreshes its token and authenticates again (realtime-protocol §4.2).
+                    session.credentials = HTTPRequest(method: "GET", target: "/")
+                    sendRealtime(c, #"{"t":"d","d":{"a":"ac","b":{"s":"expired_token","d":"Auth token is expired"}}}"#)
+                }
                 if now - c.lastInput >= options.idleTimeoutMillis * 2 { drop(c) }
                 continue
             }
@@ -508,6 +524,16 @@ public final class Server {
             if let started = c.headStarted, now - started >= options.idleTimeoutMillis { drop(c); continue }
             if now - c.lastInput >= options.idleTimeoutMillis && c.pendingOutput == 0 { drop(c) }
             else if now - c.lastInput >= options.idleTimeoutMillis * 2 { drop(c) }
+        }
+    }
+
+    /// True when `principal` is a user whose verified ID token (`--project-id`) has expired.
+    static func expired(_ principal: Principal, _ nowSeconds: Int64, _ handler: RESTHandler) -> Bool {
+        guard handler.security.projectID != nil, case .user(let auth) = principal else { return false }
+        switch auth.child("token").child("exp") {
+        case .int(let exp): return exp <= nowSeconds
+        case .double(let exp): return exp <= Double(nowSeconds)
+        default: return false
         }
     }
 
