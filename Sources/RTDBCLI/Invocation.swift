@@ -1,5 +1,6 @@
 import RTDBCore
 import RTDBEngine
+import RTDBRemote
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -71,16 +72,33 @@ final class Invocation {
         return t
     }
 
-    /// Opens the target. A remote URL is refused until remote targets exist.
+    /// Opens the target: the remote database for --url / RTDB_URL, else the embedded file.
     func database() throws -> Database {
         if let f = value("--db"), f.isEmpty {
             // SQLite would treat "" as a throw-away temporary database: writes would vanish.
             throw usageError("--db needs a file name")
         }
         if let url = value("--url") ?? Invocation.env("RTDB_URL") {
-            throw RTDBError(.unsupported, "remote databases (--url \(url)) are not supported yet; use the embedded database (--db FILE)")
+            return try remoteDatabase(url)
         }
         return EmbeddedDatabase(file: Invocation.databaseFile(option: value("--db")), timeoutSeconds: try timeoutSeconds())
+    }
+
+    func remoteDatabase(_ url: String) throws -> RemoteDatabase {
+        if value("--url") != nil && value("--db") != nil { throw usageError("--db and --url exclude each other") }
+        let target = try RemoteTarget.parse(url, emulatorHost: Invocation.env("FIREBASE_DATABASE_EMULATOR_HOST"))
+        let credential = try Credential.resolve(
+            option: { self.value($0) }, env: Invocation.env,
+            readFile: { try readFile($0, limit: 1 << 20) },
+            cacheFolder: ServiceAccount.defaultCacheFolder(env: Invocation.env), now: RemoteDatabase.wallClock)
+        var caFile: String? = nil
+        if let f = value("--cacert") ?? Invocation.env("RTDB_CACERT") {
+            guard access(f, R_OK) == 0 else {
+                throw usageError("--cacert \(Limits.quote(f)): cannot read it: \(String(cString: strerror(errno)))")
+            }
+            caFile = f
+        }
+        return RemoteDatabase(target: target, credential: credential, timeoutSeconds: try timeoutSeconds(), caFile: caFile)
     }
 
     func output(streaming: Bool = false) -> Output {
