@@ -19,7 +19,8 @@ function __rtdb_scan
     # Options that take a value (the next word, or after `=`).
     set -l value_options --db --url --auth --access-token --timeout --order-by-child \
         --start-at --start-after --end-at --end-before --equal-to --start-key --end-key \
-        --limit-to-first --limit-to-last --string -s --file --max-retries --count
+        --limit-to-first --limit-to-last --string -s --file --max-retries --count \
+        --host --port --data-dir --secret --max-connections --idle-timeout
     set -l tokens (commandline -opc)
     for w in $tokens[2..-1]
         if test -n "$__rtdb_expect"
@@ -112,8 +113,9 @@ complete -c rtdb -n __rtdb_needs_command -a query -d 'print the children of a pa
 complete -c rtdb -n __rtdb_needs_command -a increment -d 'atomically add a number to the value at a path'
 complete -c rtdb -n __rtdb_needs_command -a tx -d 'run a command as a compare-and-set transaction'
 complete -c rtdb -n __rtdb_needs_command -a watch -d 'stream value or child events as JSON lines'
+complete -c rtdb -n __rtdb_needs_command -a serve -d 'serve the database over Firebase REST and streaming'
 complete -c rtdb -n __rtdb_needs_command -a help -d 'show help for rtdb or one command'
-complete -c rtdb -n __rtdb_wants_command_name -a 'get set update push remove query increment tx watch help'
+complete -c rtdb -n __rtdb_wants_command_name -a 'get set update push remove query increment tx watch serve help'
 
 # Arguments
 complete -c rtdb -n __rtdb_wants_path -a '(__rtdb_paths)'
@@ -143,6 +145,15 @@ complete -c rtdb -n '__rtdb_using tx' -l max-retries -x -d 'attempts in all befo
 complete -c rtdb -n '__rtdb_using watch' -l child-events -d 'print child events instead of value events'
 complete -c rtdb -n '__rtdb_using watch' -l count -x -d 'exit after N event lines'
 complete -c rtdb -n '__rtdb_using watch' -l exec -d 'run CMD (after --) once per event'
+# serve
+complete -c rtdb -n '__rtdb_using serve' -l host -x -d 'address to listen on (default 127.0.0.1)'
+complete -c rtdb -n '__rtdb_using serve' -l port -x -d 'port to listen on (default 9000; 0 picks one)'
+complete -c rtdb -n '__rtdb_using serve' -l data-dir -x -a '(__fish_complete_directories)' -d 'one database file per namespace'
+complete -c rtdb -n '__rtdb_using serve' -l secret -x -d 'require this credential (env RTDB_SECRET)'
+complete -c rtdb -n '__rtdb_using serve' -l insecure -d 'allow a non-loopback address without --secret'
+complete -c rtdb -n '__rtdb_using serve' -l log -d 'one JSON line per request on stderr'
+complete -c rtdb -n '__rtdb_using serve' -l max-connections -x -d 'refuse connections beyond N open ones'
+complete -c rtdb -n '__rtdb_using serve' -l idle-timeout -x -d 'drop a client silent for this many seconds'
 # query and watch
 complete -c rtdb -n '__rtdb_using query watch' -l order-by-key -d 'order children by key (the default)'
 complete -c rtdb -n '__rtdb_using query watch' -l order-by-value -d 'order children by their own value'

@@ -75,6 +75,8 @@ public enum CLI {
             return 0
         } catch is OutputClosed {
             return 0
+        } catch let exit as SignalExit {
+            return exit.status
 
         } catch let error as RTDBError {
             Diagnostics.report(error, usage: usage ?? (error.code == .usage ? "rtdb [GLOBAL OPTIONS] COMMAND [OPTIONS] [ARGS]" : nil))

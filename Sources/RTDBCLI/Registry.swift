@@ -2,7 +2,7 @@ import RTDBCore
 
 /// What kind of value an option or argument takes; completions use it to offer candidates.
 public enum ValueKind: String, Sendable {
-    case none, path, file, number, json, text, key, child, command
+    case none, path, file, directory, number, json, text, key, child, command
 }
 
 /// One option, declared once: parsing, help, the man page and completions all read it.
@@ -95,7 +95,7 @@ public enum Registry {
 
     public static let commands: [CommandSpec] = [
         GetCommand.spec, SetCommand.spec, UpdateCommand.spec, PushCommand.spec, RemoveCommand.spec,
-        QueryCommand.spec, IncrementCommand.spec, TxCommand.spec, WatchCommand.spec, HelpCommand.spec,
+        QueryCommand.spec, IncrementCommand.spec, TxCommand.spec, WatchCommand.spec, ServeCommand.spec, HelpCommand.spec,
         CompleteCommand.spec,
     ]
 

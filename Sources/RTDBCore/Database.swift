@@ -20,6 +20,10 @@ public protocol Database: AnyObject {
     func push(_ path: Path, _ values: [Node]) throws -> [Node.Entry]
     /// Writes `value` only if `path` still holds `expected`.
     func compareAndSet(_ path: Path, expected: Node, value: Node) throws -> CompareAndSetResult
+    /// Writes `value` (`.null` deletes) only if `condition` holds for the value stored at `path`
+    /// when the write begins; the check and the write are one atomic step (REST `if-match`).
+    /// `.stale(current:)` carries the value that failed the check; nothing is written then.
+    func set(_ path: Path, _ value: Node, if condition: (Node) -> Bool) throws -> CompareAndSetResult
     /// Adds `delta` to the number at `path` by the server-value increment rule.
     func increment(_ path: Path, by delta: Node) throws -> Node
     /// Calls `onChange` with the value at `path` now, then again after every commit that may
@@ -28,6 +32,23 @@ public protocol Database: AnyObject {
     /// false ends the observation too.
     func observe(_ path: Path, idle: () throws -> Bool,
                  onChange: (_ value: Node, _ changedKeys: [String]?) throws -> Bool) throws
+}
+
+extension Database {
+    /// A conditional write built on `get` and `compareAndSet`, for databases without a native
+    /// one: the compare-and-set makes the checked value and the replaced value the same; when
+    /// another writer gets in between, the condition is checked again on the fresh value.
+    public func set(_ path: Path, _ value: Node, if condition: (Node) -> Bool) throws -> CompareAndSetResult {
+        var current = try get(path)
+        for _ in 0..<100 {
+            guard condition(current) else { return .stale(current: current) }
+            switch try compareAndSet(path, expected: current, value: value) {
+            case .committed(let stored): return .committed(stored)
+            case .stale(let fresh): current = fresh
+            }
+        }
+        return .stale(current: current)
+    }
 }
 
 public enum CompareAndSetResult: Sendable {

@@ -158,7 +158,7 @@ public final class EmbeddedDatabase: Database {
     }
 
     /// Runs `body` in a write transaction; commits when it returns, rolls back when it throws.
-    private func writing<T>(_ body: (Connection) throws -> T) throws -> T {
+    func writing<T>(_ body: (Connection) throws -> T) throws -> T {
         if batching { return try writingInBatch(body) }
         return try retryingWhileBusy {
             let c = try writeConnection()
