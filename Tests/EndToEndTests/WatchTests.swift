@@ -122,6 +122,6 @@ import Darwin
         expectError(sb.rtdb("watch", "/a", "--count", "0"), status: 2, code: "usage")
         expectError(sb.rtdb("watch", "/a", "--limit-to-first", "1", "--limit-to-last", "1"), status: 2, code: "usage")
         expectError(sb.rtdb("watch", "/a.b"), status: 3, code: "invalid_path")
-        expectError(sb.rtdb("watch", "/a", "--url", "https://demo.firebaseio.com"), status: 7, code: "unsupported")
+        expectError(sb.rtdb("watch", "/a", "--url", "http://127.0.0.1:1?ns=demo"), status: 6, code: "unavailable")
     }
 }
