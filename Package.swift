@@ -26,13 +26,17 @@ let package = Package(
         .target(name: "RTDBNet", dependencies: ["CLinux"]),
         // rtdb serve: Firebase's REST and streaming protocols over the embedded database.
         .target(name: "RTDBServer", dependencies: ["RTDBCore", "RTDBEngine", "RTDBNet", "RTDBWire", "RTDBRules"]),
+        // The Database over Firebase's REST API and event streams: HTTP/1.1 client, targets,
+        // credentials (production Firebase, the emulator, rtdb serve).
+        .target(name: "RTDBRemote", dependencies: ["RTDBCore", "RTDBWire", "RTDBNet"]),
         // Argument parsing, the command registry, one file per command, output and errors.
-        .target(name: "RTDBCLI", dependencies: ["RTDBCore", "RTDBEngine", "RTDBServer", "RTDBNet", "RTDBRules"]),
+        .target(name: "RTDBCLI", dependencies: ["RTDBCore", "RTDBEngine", "RTDBServer", "RTDBNet", "RTDBRules", "RTDBRemote"]),
         .executableTarget(name: "rtdb", dependencies: ["RTDBCLI"]),
         .testTarget(name: "RTDBCoreTests", dependencies: ["RTDBCore"]),
         .testTarget(name: "RTDBEngineTests", dependencies: ["RTDBEngine", "RTDBCore"]),
         .testTarget(name: "RTDBWireTests", dependencies: ["RTDBWire", "RTDBCore"]),
         .testTarget(name: "RTDBRulesTests", dependencies: ["RTDBRules", "RTDBCore"]),
+        .testTarget(name: "RTDBRemoteTests", dependencies: ["RTDBRemote", "RTDBWire", "RTDBNet", "RTDBCore"]),
         .testTarget(name: "RTDBServerTests", dependencies: ["RTDBServer", "RTDBWire", "RTDBEngine", "RTDBCore", "RTDBRules"]),
         .testTarget(name: "EndToEndTests", dependencies: ["rtdb", "RTDBCLI", "RTDBCore"]),
         .testTarget(name: "CLITests", dependencies: ["RTDBCLI", "RTDBCore", "rtdb"]),

@@ -4,7 +4,7 @@
     bench.py RTDB WORKDIR [--markdown FILE] [--quick]
 
 Generates every data set (deterministically, fixed seeds) inside WORKDIR, runs the measurements
-(a)-(f) side by side with their reference commands, prints a table with the goal and PASS/FAIL
+(a)-(h) side by side with their reference commands, prints a table with the goal and PASS/FAIL
 beside each figure, and exits 0 when every goal passes, 1 when any fails, 2 on a harness error.
 Every child process is started with a timeout; background watchers are killed on exit, and their
 PIDs are listed in WORKDIR/pids so that run.sh's trap can kill them too.
@@ -26,6 +26,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import serve_bench  # noqa: E402
 import rules_bench  # noqa: E402
+import remote_bench  # noqa: E402
 
 DEVNULL = subprocess.DEVNULL
 CLK_TCK = os.sysconf("SC_CLK_TCK")
@@ -576,7 +577,7 @@ def main():
     ap.add_argument("rtdb")
     ap.add_argument("work")
     ap.add_argument("--markdown")
-    ap.add_argument("--only", default="abcdefgr", help="subset of the goals to run, e.g. 'ae'")
+    ap.add_argument("--only", default="abcdefghr", help="subset of the goals to run, e.g. 'ae'")
     args = ap.parse_args()
     rtdb = os.path.abspath(args.rtdb)
     ctx = Ctx(rtdb, args.work)
@@ -597,6 +598,7 @@ def main():
              ("e", lambda: bench_e(ctx, res, writes=40, idle_secs=5)),
              ("f", lambda: bench_f(ctx, res, writes=15)),
              ("g", lambda: serve_bench.bench_g(ctx, res)),
+             ("h", lambda: remote_bench.bench_h(ctx, res, LineReader, gen_push_lines)),
              ("r", lambda: rules_bench.bench_r(ctx, res))]
     errors = []
     try:

@@ -8,10 +8,10 @@
 # `rtdb [--db FILE] __complete paths -- PREFIX`, from the database the command line names.
 
 _rtdb_commands="get set update push remove query increment tx watch serve rules help"
-_rtdb_global_options="--db --url --auth --access-token --timeout --pretty --quiet -q --help -h --version"
+_rtdb_global_options="--db --url --auth --access-token --credentials --cacert --timeout --pretty --quiet -q --help -h --version"
 _rtdb_query_options="--order-by-key --order-by-value --order-by-child --order-by-priority --start-at --start-after --end-at --end-before --equal-to --start-key --end-key --limit-to-first --limit-to-last"
 # Options that take a value (the next word, or after `=`).
-_rtdb_value_options="--db --url --auth --access-token --timeout --order-by-child --start-at --start-after --end-at --end-before --equal-to --start-key --end-key --limit-to-first --limit-to-last --string -s --file --max-retries --command-timeout --count --exec-fail --host --port --data-dir --secret --max-connections --idle-timeout --rules --project-id --jwks"
+_rtdb_value_options="--db --url --auth --access-token --credentials --cacert --timeout --order-by-child --start-at --start-after --end-at --end-before --equal-to --start-key --end-key --limit-to-first --limit-to-last --string -s --file --max-retries --command-timeout --count --exec-fail --host --port --data-dir --secret --max-connections --idle-timeout --rules --project-id --jwks"
 
 # The options of command $1.
 _rtdb_command_options() {
@@ -115,7 +115,7 @@ _rtdb() {
 
     if [[ -n $expect ]]; then
         case $expect in
-            --db | --file | --rules | --jwks) _rtdb_files "$cur" ;;
+            --db | --file | --rules | --jwks | --credentials | --cacert) _rtdb_files "$cur" ;;
             --data-dir) COMPREPLY=($(compgen -d -- "$cur")) ;;
             --exec-fail) COMPREPLY=($(compgen -W "continue stop" -- "$cur")) ;;
         esac

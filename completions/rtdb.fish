@@ -17,7 +17,7 @@ function __rtdb_scan
     set -g __rtdb_dashdash 0
     set -g __rtdb_ddn 0
     # Options that take a value (the next word, or after `=`).
-    set -l value_options --db --url --auth --access-token --timeout --order-by-child \
+    set -l value_options --db --url --auth --access-token --credentials --cacert --timeout --order-by-child \
         --start-at --start-after --end-at --end-before --equal-to --start-key --end-key \
         --limit-to-first --limit-to-last --string -s --file --max-retries --command-timeout --count --exec-fail \
         --host --port --data-dir --secret --max-connections --idle-timeout --rules --project-id --jwks
@@ -127,6 +127,8 @@ complete -c rtdb -l db -r -F -d 'embedded database file (env RTDB_DB)'
 complete -c rtdb -l url -x -d 'remote database URL (env RTDB_URL)'
 complete -c rtdb -l auth -x -d 'credential for a remote database (env RTDB_AUTH)'
 complete -c rtdb -l access-token -x -d 'OAuth2 access token (env RTDB_ACCESS_TOKEN)'
+complete -c rtdb -l credentials -r -F -d 'service-account key file (env GOOGLE_APPLICATION_CREDENTIALS)'
+complete -c rtdb -l cacert -r -F -d 'extra CA certificates for https (env RTDB_CACERT)'
 complete -c rtdb -l timeout -x -d 'give up after this many seconds (env RTDB_TIMEOUT)'
 complete -c rtdb -l pretty -d 'indent JSON output for humans'
 complete -c rtdb -s q -l quiet -d 'print nothing on success'

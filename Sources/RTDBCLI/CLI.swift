@@ -23,7 +23,32 @@ public enum CLI {
                 args.append(String(decoding: bytes, as: UTF8.self))
             }
         }
+        hideSecrets(argc: argc, argv: argv)
         return main(args, invalid: invalid)
+    }
+
+    /// Options whose value is a secret.
+    static let secretOptions = ["--auth", "--access-token"]
+
+    /// Overwrites the values of `--auth` and `--access-token` in the process's own argument
+    /// memory (after they were copied), so `ps` and /proc/PID/cmdline show `x`s, not the token.
+    static func hideSecrets(argc: Int32, argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>) {
+        var i = 1
+        while i < Int(argc) {
+            guard let p = argv[i] else { i += 1; continue }
+            let arg = String(cString: p)
+            if arg == "--" { return }
+            if secretOptions.contains(arg), i + 1 < Int(argc), let v = argv[i + 1] {
+                memset(v, 0x78, strlen(v))
+                i += 2
+                continue
+            }
+            for name in secretOptions where arg.hasPrefix(name + "=") {
+                let skip = name.utf8.count + 1
+                memset(p + skip, 0x78, strlen(p) - skip)
+            }
+            i += 1
+        }
     }
 
     public static func main(_ args: [String], invalid: Set<Int> = []) -> Int32 {

@@ -61,9 +61,11 @@ public enum Registry {
 
     public static let globalOptions: [OptionSpec] = [
         OptionSpec("--db", value: "FILE", kind: .file, "embedded database file (env RTDB_DB; default $XDG_DATA_HOME/rtdb/default.db)"),
-        OptionSpec("--url", value: "URL", kind: .text, "remote database URL (env RTDB_URL); not supported yet"),
-        OptionSpec("--auth", value: "TOKEN", kind: .text, "credential for a remote database (env RTDB_AUTH); not supported yet"),
-        OptionSpec("--access-token", value: "TOKEN", kind: .text, "OAuth2 access token for a remote database (env RTDB_ACCESS_TOKEN); not supported yet"),
+        OptionSpec("--url", value: "URL", kind: .text, "remote database: https://NAME.firebaseio.com, https://NAME.REGION.firebasedatabase.app or http://HOST:PORT?ns=NAME (env RTDB_URL)"),
+        OptionSpec("--auth", value: "TOKEN", kind: .text, "Firebase ID token or database secret, sent as auth= (env RTDB_AUTH)"),
+        OptionSpec("--access-token", value: "TOKEN", kind: .text, "OAuth2 access token, sent as Authorization: Bearer (env RTDB_ACCESS_TOKEN)"),
+        OptionSpec("--credentials", value: "FILE", kind: .file, "Google service-account key file (env GOOGLE_APPLICATION_CREDENTIALS)"),
+        OptionSpec("--cacert", value: "FILE", kind: .file, "also trust the CA certificates in FILE (PEM) for https (env RTDB_CACERT)"),
         OptionSpec("--timeout", value: "SECONDS", kind: .number, "give up on an operation (or a locked file) after this long (env RTDB_TIMEOUT; default 10)"),
         OptionSpec("--pretty", "indent JSON output for humans"),
         OptionSpec("--quiet", short: "-q", "print nothing on success"),

@@ -64,7 +64,7 @@ struct DocsAgreementTests {
         let man = try Package.text("man/rtdb.1").replacingOccurrences(of: "\n", with: " ")
         let row = readme.split(separator: "\n").first { $0.hasPrefix("| 4 |") }.map(String.init) ?? ""
         for phrase in ["a file cannot be read or written", "the database file, its folder, an input file",
-                       "once remote targets exist, also a target that refuses the credentials or rules that refuse the operation"] {
+                       "a remote database refused the credentials, or its rules refused the operation"] {
             #expect(row.contains(phrase), "README status 4 lacks: \(phrase)")
             #expect(man.contains(phrase.replacingOccurrences(of: "(", with: "")), "man page status 4 lacks: \(phrase)")
         }

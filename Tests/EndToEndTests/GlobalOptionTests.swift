@@ -125,14 +125,16 @@ import Testing
         expectOK(sb.rtdb("get", "/y", env: env), "2\n")
     }
 
-    @Test func urlIsUnsupportedAndNeverFallsBackToTheFile() {
+    @Test func urlNeverFallsBackToTheFile() {
         let sb = Sandbox()
-        let urls = ["https://demo.firebaseio.com", "https://demo.europe-west1.firebasedatabase.app", "http://127.0.0.1:9000?ns=demo"]
+        // Nothing listens on port 1: every command fails as unavailable, none uses the file.
+        let env: [String: String?] = ["FIREBASE_DATABASE_EMULATOR_HOST": "127.0.0.1:1"]
+        let urls = ["https://demo.firebaseio.com", "https://demo.europe-west1.firebasedatabase.app", "http://127.0.0.1:1?ns=demo"]
         for url in urls {
-            expectError(sb.rtdb("--url", url, "get", "/"), status: 7, code: "unsupported")
-            expectError(sb.rtdb("set", "/x", "1", "--url", url), status: 7, code: "unsupported")
-            expectError(sb.rtdb("get", "/", env: ["RTDB_URL": url]), status: 7, code: "unsupported")
-            expectError(sb.rtdb("increment", "/n", env: ["RTDB_URL": url]), status: 7, code: "unsupported")
+            expectError(sb.rtdb(["--url", url, "get", "/"], env: env), status: 6, code: "unavailable")
+            expectError(sb.rtdb(["set", "/x", "1", "--url", url], env: env), status: 6, code: "unavailable")
+            expectError(sb.rtdb(["get", "/"], env: env.merging(["RTDB_URL": url]) { $1 }), status: 6, code: "unavailable")
+            expectError(sb.rtdb(["increment", "/n"], env: env.merging(["RTDB_URL": url]) { $1 }), status: 6, code: "unavailable")
         }
         #expect(!sb.exists(sb.db), "--url must not use the embedded file")
         #expect(!sb.exists(sb.dir + "/xdg/rtdb/default.db"))

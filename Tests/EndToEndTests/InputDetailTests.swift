@@ -63,10 +63,11 @@ import Testing
         let flag = sb.rtdb(["get", "/", "--timeout", "soon"], env: ["RTDB_TIMEOUT": "1"])
         expectError(flag, status: 2, code: "usage")
         #expect(flag.error?.message.contains("--timeout") == true && flag.error?.message.contains("RTDB_TIMEOUT") == false, "\(flag)")
-        let url = sb.rtdb(["get", "/"], env: ["RTDB_URL": "https://example.firebaseio.com"])
-        expectError(url, status: 7, code: "unsupported")
+        let url = sb.rtdb(["get", "/"], env: ["RTDB_URL": "ftp://example.com"])
+        expectError(url, status: 2, code: "usage")
         #expect(url.error?.message.contains("RTDB_URL") == true && url.error?.message.contains("--url") == false, "\(url)")
-        let option = sb.rtdb(["get", "/", "--url", "https://example.firebaseio.com"])
+        let option = sb.rtdb(["get", "/", "--url", "ftp://example.com"])
+        expectError(option, status: 2, code: "usage")
         #expect(option.error?.message.contains("--url") == true, "\(option)")
     }
 }

@@ -344,7 +344,8 @@ final class Sandbox {
         try? FileManager.default.createDirectory(atPath: dir + "/home", withIntermediateDirectories: true)
         var e = ProcessInfo.processInfo.environment
         for name in ["RTDB_URL", "RTDB_DB", "RTDB_AUTH", "RTDB_ACCESS_TOKEN", "RTDB_TIMEOUT",
-                     "FIREBASE_DATABASE_EMULATOR_HOST", "XDG_DATA_HOME", "HOME", "RTDB_BIN"] {
+                     "FIREBASE_DATABASE_EMULATOR_HOST", "XDG_DATA_HOME", "HOME", "RTDB_BIN",
+                     "GOOGLE_APPLICATION_CREDENTIALS", "RTDB_CACERT", "XDG_CACHE_HOME"] {
             e[name] = nil
         }
         e["RTDB_DB"] = db

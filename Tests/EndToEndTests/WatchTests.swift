@@ -162,6 +162,6 @@ import Darwin
         expectError(sb.rtdb("watch", "/a", "--exec-fail", "stop"), status: 2, code: "usage")       // without --exec
         expectError(sb.rtdb("watch", "/a", "--exec-fail", "maybe", "--exec", "--", "true"), status: 2, code: "usage")
         expectError(sb.rtdb("watch", "/a.b"), status: 3, code: "invalid_path")
-        expectError(sb.rtdb("watch", "/a", "--url", "https://demo.firebaseio.com"), status: 7, code: "unsupported")
+        expectError(sb.rtdb("watch", "/a", "--url", "http://127.0.0.1:1?ns=demo"), status: 6, code: "unavailable")
     }
 }

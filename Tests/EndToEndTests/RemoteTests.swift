@@ -1,0 +1,319 @@
+import Foundation
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+@Suite struct RemoteCommandTests {
+    @Test func everyCommandWorksAgainstServe() throws {
+        let s = Sandbox()
+        let server = try #require(ServeProcess(s))
+        let url = ["--url", remoteURL(server)]
+        func run(_ args: String..., stdin: Input = .none) -> RunResult { s.rtdb(url + args, stdin: stdin) }
+
+        expectLines(run("set", "/a", #"{"b":1,"c":[1,2]}"#), [#"{"path":"/a","value":{"b":1,"c":[1,2]}}"#])
+        expectLines(run("get", "/a"), [#"{"b":1,"c":[1,2]}"#])
+        expectLines(run("get", "/a", "--shallow"), [#"{"b":true,"c":true}"#])
+        expectLines(run("get", "/nothing"), ["null"])
+        expectLines(run("update", "/a", #"{"d/e":5,"b":null}"#), [#"{"path":"/a","value":{"b":null,"d/e":5}}"#])
+        expectLines(run("get", "/a"), [#"{"c":[1,2],"d":{"e":5}}"#])
+        expectLines(run("increment", "/n", "3"), [#"{"path":"/n","value":3}"#])
+        expectLines(run("increment", "/n", "-0.5"), [#"{"path":"/n","value":2.5}"#])
+        expectLines(run("tx", "/n", "--", "sh", "-c", "read n; echo 10"), [#"{"path":"/n","committed":true,"value":10,"attempts":1}"#])
+        expectLines(run("remove", "/a"), [#"{"path":"/a","value":null}"#])
+
+        let ts = run("set", "/t", "--server-timestamp")
+        let stored = try #require(object(ts.stdout)?["value"] as? Int64)
+        #expect(abs(stored - nowMillis()) < 60_000)
+
+        let pushed = run("push", "/list", "--lines", stdin: .text("{\"x\":3}\n{\"x\":1}\n\n{\"x\":2}\n"))
+        #expect(pushed.status == 0, "\(pushed)")
+        let keys = pushed.lines.compactMap { object($0)?["key"] as? String }
+        #expect(keys.count == 3 && keys.allSatisfy(isPushID) && keys == keys.sorted())
+        expectLines(run("query", "/list", "--order-by-child", "x", "--limit-to-first", "2"),
+                    [#"{"key":"\#(keys[1])","value":{"x":1}}"#, #"{"key":"\#(keys[2])","value":{"x":2}}"#])
+        expectLines(run("query", "/list", "--order-by-key", "--limit-to-last", "1"), [#"{"key":"\#(keys[2])","value":{"x":2}}"#])
+        // The same file, read locally, holds what was written remotely.
+        #expect(s.get("/n") == "10")
+        #expect(s.get("/list/" + keys[0]) == #"{"x":3}"#)
+    }
+
+    @Test func badInputIsRefusedBeforeAnythingIsSent() throws {
+        let s = Sandbox()
+        let server = try #require(ServeProcess(s))
+        let url = ["--url", remoteURL(server)]
+        expectError(s.rtdb(url + ["set", "/a", #"{"b.c":1}"#]), status: 3, code: "invalid_key")
+        expectError(s.rtdb(url + ["set", "/a", "{bad"]), status: 3, code: "invalid_json")
+        expectError(s.rtdb(url + ["set", "/.info/x", "1"]), status: 3, code: "invalid_path")
+        expectError(s.rtdb(url + ["update", "/", #"{"a":1,"a/b":2}"#]), status: 3, code: "invalid_data")
+        #expect(s.get("/") == "null")
+    }
+
+    @Test func pushLinesIsOnePatch() throws {
+        let s = Sandbox()
+        let server = try #require(ServeProcess(s, ["--log"]))
+        let lines = (0..<500).map { "{\"i\":\($0)}" }.joined(separator: "\n")
+        let r = s.rtdb(["--url", remoteURL(server), "push", "/items", "--lines", "-q"], stdin: .text(lines))
+        #expect(r.status == 0, "\(r)")
+        kill(server.child.pid, SIGTERM)
+        _ = server.child.wait(timeout: 10)
+        let logged = server.child.stderr.split(separator: "\n").compactMap { object(String($0)) }
+        #expect(logged.count == 1 && logged.first?["method"] as? String == "PATCH", "\(logged)")
+        let count = s.rtdb("get", "/items", "--shallow").stdout.split(separator: ",").count
+        #expect(count == 500)
+    }
+
+    @Test func concurrentTransactionsLoseNoUpdate() throws {
+        let s = Sandbox()
+        let server = try #require(ServeProcess(s))
+        let url = remoteURL(server)
+        let script = "for i in 1 2 3 4 5; do \"$RTDB\" --url '\(url)' tx /c -q -- sh -c 'read n; [ \"$n\" = null ] && n=0; echo $((n+1))' || exit 1; done"
+        let children = (0..<4).compactMap { s.background(["sh", "-c", script], name: "tx\($0)") }
+        #expect(children.count == 4)
+        for c in children { #expect(c.wait(timeout: 60) == 0, "\(c.stderr)") }
+        #expect(s.get("/c") == "20")
+    }
+
+    @Test func aTransactionThatKeepsLosingIsNotCommitted() throws {
+        let s = Sandbox()
+        let server = try #require(ServeProcess(s))
+        let url = remoteURL(server)
+        s.seed("/c", "1")
+        // Every attempt changes the value behind the transaction's back: 412 each time.
+        let r = s.rtdb(["--url", url, "tx", "/c", "--max-retries", "3", "--", "sh", "-c",
+                        "read n; \"$RTDB\" --db '\(s.db)' increment /c -q; echo 100"], env: ["RTDB": Binary.rtdb])
+        #expect(r.status == 5, "\(r)")
+        #expect(object(r.stdout)?["committed"] as? Bool == false)
+        #expect(object(r.stdout)?["attempts"] as? Int == 3)
+        #expect(r.error?.code == "not_committed")
+        #expect(s.get("/c") == "4")
+    }
+
+    @Test func theEmulatorVariableRedirectsAProductionURL() throws {
+        let s = Sandbox()
+        let server = try #require(ServeProcess(s))
+        let hostPort = String(server.url.dropFirst("http://".count))
+        let r = s.rtdb(["--url", "https://test.firebaseio.com", "set", "/e", "1"], env: ["FIREBASE_DATABASE_EMULATOR_HOST": hostPort])
+        expectLines(r, [#"{"path":"/e","value":1}"#])
+        expectLines(s.rtdb(["get", "/e"], env: ["RTDB_URL": remoteURL(server)]), ["1"])
+    }
+
+    @Test func urlsThatAreNotDatabasesAreUsageErrors() {
+        let s = Sandbox()
+        for url in ["ftp://x", "http://127.0.0.1:9000", "https://example.com/a", "https://db.firebaseio.com/users"] {
+            expectError(s.rtdb("--url", url, "get", "/"), status: 2, code: "usage")
+        }
+        expectError(s.rtdb("--url", "http://127.0.0.1:9?ns=a", "--db", s.db, "get", "/"), status: 2, code: "usage")
+        expectError(s.rtdb("--url", "http://127.0.0.1:9?ns=a", "--cacert", s.dir + "/missing.pem", "get", "/"), status: 2, code: "usage")
+        #expect(!s.exists(s.db))
+    }
+
+    @Test func anUnreachableServerIsUnavailable() {
+        let s = Sandbox()
+        expectError(s.rtdb("--url", "http://127.0.0.1:1?ns=a", "get", "/"), status: 6, code: "unavailable")
+        expectError(s.rtdb("--url", "http://127.0.0.1:1?ns=a", "watch", "/"), status: 6, code: "unavailable")
+    }
+
+    // TLS PENDING: https needs the TLS client (TLSClientStream); until it lands an https URL is
+    // a clear `unavailable` error. Replace this test with a verified https round trip then.
+    @Test func httpsIsUnavailableUntilTLSLands() {
+        let s = Sandbox()
+        let r = s.rtdb("--url", "https://127.0.0.1:1?ns=a", "get", "/")
+        #expect(r.status == 6)
+    }
+}
+
+@Suite struct RemoteAuthTests {
+    @Test func credentialsReachTheServerAndWrongOnesAreDenied() throws {
+        let s = Sandbox()
+        let server = try #require(ServeProcess(s, [], env: ["RTDB_SECRET": "s3cret"]))
+        let url = remoteURL(server)
+        expectLines(s.rtdb("--url", url, "--access-token", "s3cret", "set", "/a", "1"), [#"{"path":"/a","value":1}"#])
+        expectLines(s.rtdb("--url", url, "--auth", "s3cret", "get", "/a"), ["1"])
+        expectLines(s.rtdb(["--url", url, "get", "/a"], env: ["RTDB_ACCESS_TOKEN": "s3cret"]), ["1"])
+        expectLines(s.rtdb(["--url", url, "get", "/a"], env: ["RTDB_AUTH": "s3cret"]), ["1"])
+        // The option wins over the variable.
+        let denied = s.rtdb(["--url", url, "--auth", "wr0ng", "get", "/a"], env: ["RTDB_ACCESS_TOKEN": "s3cret"])
+        expectError(denied, status: 4, code: "permission_denied")
+        #expect(!denied.stderr.contains("wr0ng"))
+        expectError(s.rtdb("--url", url, "get", "/a"), status: 4, code: "permission_denied")
+        expectError(s.rtdb("--url", url, "--auth", "wr0ng", "watch", "/a"), status: 4, code: "permission_denied")
+    }
+
+    @Test func tokensAreHiddenFromTheProcessList() throws {
+        let s = Sandbox()
+        let server = try #require(ServeProcess(s, [], env: ["RTDB_SECRET": "s3cret"]))
+        let watch = try #require(s.background([Binary.rtdb, "--url", remoteURL(server), "--access-token", "s3cret", "watch", "/w"], name: "watch"))
+        defer { watch.killGroup() }
+        #expect(waitFor(watch, "value"))
+        let cmdline = try #require(FileManager.default.contents(atPath: "/proc/\(watch.pid)/cmdline"))
+        let args = String(decoding: cmdline, as: UTF8.self).split(separator: "\0").map(String.init)
+        #expect(!args.contains { $0.contains("s3cret") }, "\(args)")
+        #expect(args.contains("xxxxxx"))
+    }
+
+    @Test func aCachedServiceAccountTokenIsUsed() throws {
+        let s = Sandbox()
+        let server = try #require(ServeProcess(s, [], env: ["RTDB_SECRET": "minted-token"]))
+        let key = s.write("key.json", #"{"type":"service_account","client_email":"sa@p.iam.gserviceaccount.com","private_key_id":"k1","private_key":"-----BEGIN PRIVATE KEY-----\nAA\n-----END PRIVATE KEY-----\n","token_uri":"http://127.0.0.1:1/token"}"#)
+        let cache = s.dir + "/cache"
+        // Without a cached token the key must be signed: not built yet (SIGNING PENDING: once
+        // RS256 signing lands, a local token endpoint checks the JWT's signature here).
+        expectError(s.rtdb(["--url", remoteURL(server), "--credentials", key, "get", "/"], env: ["XDG_CACHE_HOME": cache]),
+                    status: 7, code: "unsupported")
+        // A token minted earlier and cached (0600) is used until shortly before it expires.
+        try FileManager.default.createDirectory(atPath: cache + "/rtdb", withIntermediateDirectories: true)
+        let name = cacheFileName(email: "sa@p.iam.gserviceaccount.com", keyID: "k1")
+        let exp = nowMillis() / 1000 + 3600
+        let path = s.write("cache/rtdb/" + name, #"{"access_token":"minted-token","expires_at":\#(exp)}"#)
+        chmod(path, 0o600)
+        expectLines(s.rtdb(["--url", remoteURL(server), "get", "/"], env: ["XDG_CACHE_HOME": cache, "GOOGLE_APPLICATION_CREDENTIALS": key]), ["null"])
+        // A cache file others may read is not trusted.
+        chmod(path, 0o644)
+        expectError(s.rtdb(["--url", remoteURL(server), "--credentials", key, "get", "/"], env: ["XDG_CACHE_HOME": cache]), status: 7, code: "unsupported")
+        // An expired token is not used either.
+        chmod(path, 0o600)
+        _ = s.write("cache/rtdb/" + name, #"{"access_token":"minted-token","expires_at":\#(nowMillis() / 1000 + 30)}"#)
+        chmod(path, 0o600)
+        expectError(s.rtdb(["--url", remoteURL(server), "--credentials", key, "get", "/"], env: ["XDG_CACHE_HOME": cache]), status: 7, code: "unsupported")
+    }
+
+    @Test func aBrokenKeyFileIsAUsageError() {
+        let s = Sandbox()
+        let key = s.write("key.json", #"{"type":"service_account"}"#)
+        expectError(s.rtdb("--url", "http://127.0.0.1:1?ns=a", "--credentials", key, "get", "/"), status: 2, code: "usage")
+        expectError(s.rtdb("--url", "http://127.0.0.1:1?ns=a", "--credentials", s.dir + "/none.json", "get", "/"), status: 1, code: "io_error")
+    }
+
+    /// token-<first 12 bytes of SHA-1(email \n keyID \n scopes), hex>.json
+    func cacheFileName(email: String, keyID: String) -> String {
+        let scopes = "https://www.googleapis.com/auth/firebase.database https://www.googleapis.com/auth/userinfo.email"
+        let r = Spawn.run(["sh", "-c", "printf '%s\\n%s\\n%s' \"$1\" \"$2\" \"$3\" | sha1sum", "sh", email, keyID, scopes],
+                          env: ProcessInfo.processInfo.environment, input: .none, timeout: 10)
+        return "token-" + String(r.stdout.prefix(24)) + ".json"
+    }
+}
+
+@Suite struct RemoteStatusTests {
+    @Test func statusesMapToExitCodes() throws {
+        let s = Sandbox()
+        let server = try #require(ScriptedServer(s))
+        expectError(s.rtdb("--url", server.url, "get", "/s400"), status: 3, code: "invalid_data")
+        expectError(s.rtdb("--url", server.url, "get", "/s401"), status: 4, code: "permission_denied")
+        expectError(s.rtdb("--url", server.url, "get", "/s403"), status: 4, code: "permission_denied")
+        expectError(s.rtdb("--url", server.url, "get", "/s404"), status: 6, code: "unavailable")
+        let r = s.rtdb("--url", server.url, "get", "/s400")
+        #expect(r.error?.message.contains("message for 400") == true)
+    }
+
+    @Test func idempotentRequestsAreRetriedAndOthersAreNot() throws {
+        let s = Sandbox()
+        let server = try #require(ScriptedServer(s))
+        expectError(s.rtdb("--url", server.url, "get", "/s500"), status: 6, code: "unavailable")
+        expectError(s.rtdb("--url", server.url, "increment", "/s500"), status: 6, code: "unavailable")
+        expectLines(s.rtdb("--url", server.url, "get", "/flaky"), [#""recovered""#])
+        let methods = server.requests.map { "\($0["m"] ?? "") \($0["p"] ?? "")" }
+        #expect(methods.filter { $0.hasPrefix("GET /s500") }.count == 4)
+        #expect(methods.filter { $0.hasPrefix("PUT /s500") }.count == 1)
+    }
+
+    @Test func tooManyRequestsWaitsForRetryAfter() throws {
+        let s = Sandbox()
+        let server = try #require(ScriptedServer(s))
+        let r = s.rtdb("--url", server.url, "get", "/limited")
+        expectLines(r, [#""later""#])
+        #expect(r.elapsed >= 0.9)
+    }
+
+    @Test func timeoutBoundsEachRequest() throws {
+        let s = Sandbox()
+        let server = try #require(ScriptedServer(s))
+        let r = s.rtdb("--url", server.url, "--timeout", "0.5", "get", "/slow")
+        expectError(r, status: 6, code: "timeout")
+        #expect(r.elapsed < 2.5)
+    }
+
+    @Test func redirectsKeepTheCredential() throws {
+        let s = Sandbox()
+        let server = try #require(ScriptedServer(s))
+        expectLines(s.rtdb("--url", server.url, "--access-token", "tok", "get", "/moved"), [#""Bearer tok""#])
+        // Plain-http emulator URLs with no credential send the emulator's admin token.
+        expectLines(s.rtdb("--url", server.url, "get", "/target"), [#""Bearer owner""#])
+    }
+
+    @Test func aStreamReconnectsAndResynchronisesWithoutDuplicates() throws {
+        let s = Sandbox()
+        let server = try #require(ScriptedServer(s))
+        // 1st connection: {a:1}, then b=2, then it drops; 2nd: cancel; 3rd: {a,b,c} then a removed.
+        let r = s.rtdb(["--url", server.url, "watch", "/stream", "--child-events", "--count", "4"], timeout: 30)
+        expectLines(r, [
+            #"{"event":"child_added","path":"/stream","key":"a","prev":null,"value":1}"#,
+            #"{"event":"child_added","path":"/stream","key":"b","prev":"a","value":2}"#,
+            #"{"event":"child_added","path":"/stream","key":"c","prev":"b","value":3}"#,
+            #"{"event":"child_removed","path":"/stream","key":"a","value":1}"#,
+        ])
+        #expect(server.requests.filter { ($0["p"] as? String)?.hasPrefix("/stream.json") == true }.count == 3)
+    }
+
+    @Test func aRevokedCredentialEndsTheWatchWithStatus4() throws {
+        let s = Sandbox()
+        let server = try #require(ScriptedServer(s))
+        let r = s.rtdb(["--url", server.url, "--auth", "t0ken", "watch", "/revoked"], timeout: 30)
+        #expect(r.status == 4, "\(r)")
+        #expect(r.stdout == #"{"event":"value","path":"/revoked","value":1}"# + "\n")
+        #expect(r.error?.code == "permission_denied")
+        #expect(!r.stderr.contains("t0ken"))
+    }
+}
+
+@Suite struct RemoteWatchTests {
+    @Test func writesFromOtherProcessesReachARemoteWatch() throws {
+        let s = Sandbox()
+        s.seed("/room", #"{"a":1}"#)
+        let server = try #require(ServeProcess(s))
+        let watch = try #require(s.background([Binary.rtdb, "--url", remoteURL(server), "watch", "/room", "--child-events", "--count", "4"], name: "watch"))
+        defer { watch.killGroup() }
+        #expect(waitFor(watch, #""key":"a""#))
+        s.seed("/room/b", "2")                                   // a local write to the same file
+        #expect(waitFor(watch, #""key":"b""#))
+        #expect(s.rtdb("--url", remoteURL(server), "update", "/room", #"{"a":5,"c":3}"#, "-q").status == 0)
+        #expect(watch.wait(timeout: 20) == 0)
+        #expect(watch.stdout.split(separator: "\n").map(String.init) == [
+            #"{"event":"child_added","path":"/room","key":"a","prev":null,"value":1}"#,
+            #"{"event":"child_added","path":"/room","key":"b","prev":"a","value":2}"#,
+            #"{"event":"child_added","path":"/room","key":"c","prev":"b","value":3}"#,
+            #"{"event":"child_changed","path":"/room","key":"a","prev":null,"value":5}"#,
+        ])
+    }
+
+    @Test func aRestartedServerIsResynchronised() throws {
+        let s = Sandbox()
+        s.seed("/r", #"{"a":1}"#)
+        var server: ServeProcess? = try #require(ServeProcess(s))
+        let port = String(server?.url.split(separator: ":").last ?? "")
+        let url = "http://127.0.0.1:\(port)?ns=test"
+        let watch = try #require(s.background([Binary.rtdb, "--url", url, "watch", "/r", "--child-events", "--count", "3"], name: "watch"))
+        defer { watch.killGroup() }
+        #expect(waitFor(watch, #""key":"a""#))
+        server = nil                                           // the server goes away …
+        s.seed("/r/b", "2")                                    // … changes happen meanwhile …
+        s.seed("/r/a", "null")
+        let again = s.background([Binary.rtdb, "serve", "--port", port], name: "serve2")
+        defer { again?.killGroup() }
+        #expect(watch.wait(timeout: 30) == 0, "\(watch.stderr)")
+        #expect(watch.stdout.split(separator: "\n").map(String.init) == [
+            #"{"event":"child_added","path":"/r","key":"a","prev":null,"value":1}"#,
+            #"{"event":"child_removed","path":"/r","key":"a","value":1}"#,
+            #"{"event":"child_added","path":"/r","key":"b","prev":null,"value":2}"#,
+        ])
+        #expect(server == nil)
+    }
+
+    @Test func localCommandsLoadNoNetworkOrTLSLibrary() {
+        let s = Sandbox()
+        let r = s.rtdb(["get", "/x"], env: ["LD_DEBUG": "libs"])
+        #expect(r.status == 0)
+        #expect(!r.stderr.contains("libssl") && !r.stderr.contains("libcrypto") && !r.stderr.contains("libcurl"))
+        #expect(r.stderr.contains("libsqlite3") || r.stderr.isEmpty)
+    }
+}

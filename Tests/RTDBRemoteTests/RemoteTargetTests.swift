@@ -1,0 +1,56 @@
+import RTDBCore
+@testable import RTDBRemote
+import Testing
+
+@Suite struct RemoteTargetTests {
+    @Test func productionURLs() throws {
+        let a = try RemoteTarget.parse("https://my-db.firebaseio.com")
+        #expect(a == RemoteTarget(secure: true, host: "my-db.firebaseio.com", port: 443, namespace: "my-db", emulator: false))
+        let b = try RemoteTarget.parse("https://My-DB.europe-west1.firebasedatabase.app/")
+        #expect(b.namespace == "my-db")
+        #expect(b.host == "my-db.europe-west1.firebasedatabase.app")
+        #expect(!b.emulator)
+    }
+
+    @Test func emulatorURLs() throws {
+        let a = try RemoteTarget.parse("http://127.0.0.1:9000?ns=demo")
+        #expect(a == RemoteTarget(secure: false, host: "127.0.0.1", port: 9000, namespace: "demo", emulator: true))
+        let b = try RemoteTarget.parse("https://[::1]:8443/?ns=x_1")
+        #expect(b == RemoteTarget(secure: true, host: "[::1]", port: 8443, namespace: "x_1", emulator: true))
+        #expect(try RemoteTarget.parse("http://localhost?ns=a").port == 80)
+    }
+
+    @Test func theEmulatorHostVariableRedirectsProductionOnly() throws {
+        let a = try RemoteTarget.parse("https://my-db.firebaseio.com", emulatorHost: "localhost:9000")
+        #expect(a == RemoteTarget(secure: false, host: "localhost", port: 9000, namespace: "my-db", emulator: true))
+        let b = try RemoteTarget.parse("http://127.0.0.1:9001?ns=x", emulatorHost: "localhost:9000")
+        #expect(b.port == 9001)
+        for bad in ["http://localhost:9000", "localhost", "localhost:"] {
+            #expect(throws: RTDBError.self) { try RemoteTarget.parse("https://my-db.firebaseio.com", emulatorHost: bad) }
+        }
+    }
+
+    @Test(arguments: [
+        "ftp://x.firebaseio.com", "my-db.firebaseio.com", "http://my-db.firebaseio.com",
+        "https://example.com", "http://127.0.0.1:9000", "http://127.0.0.1:9000?ns=", "http://127.0.0.1:9000?ns=a&x=1",
+        "https://my-db.firebaseio.com/users", "https://my-db.firebaseio.com#x", "https://u:p@my-db.firebaseio.com",
+        "http://127.0.0.1:0?ns=a", "http://127.0.0.1:99999?ns=a", "http://127.0.0.1:x?ns=a", "http://?ns=a",
+        "https://a.b.firebaseio.com", "http://h t?ns=a", "http://127.0.0.1:9000?ns=a/b",
+    ])
+    func otherURLsAreUsageErrors(_ url: String) {
+        #expect {
+            try RemoteTarget.parse(url)
+        } throws: { e in
+            (e as? RTDBError)?.code == .usage
+        }
+    }
+
+    @Test func requestTargetsEncodeKeysAndAddTheNamespace() throws {
+        let t = try RemoteTarget.parse("http://h:1?ns=demo")
+        #expect(t.requestTarget(.root, []) == "/.json?ns=demo")
+        let p = try Path("/a b/é/-N1")
+        #expect(t.requestTarget(p, [("orderBy", "\"$key\"")]) == "/a%20b/%C3%A9/-N1.json?orderBy=%22%24key%22&ns=demo")
+        let prod = try RemoteTarget.parse("https://x.firebaseio.com")
+        #expect(prod.requestTarget(p, []) == "/a%20b/%C3%A9/-N1.json")
+    }
+}
