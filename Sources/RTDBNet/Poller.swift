@@ -70,11 +70,13 @@ public final class Poller {
 public enum NetError: Error, CustomStringConvertible {
     case system(String, Int32)
     case address(String)
+    case timeout(String)
 
     public var description: String {
         switch self {
         case .system(let call, let e): return "\(call): \(String(cString: strerror(e)))"
         case .address(let m): return m
+        case .timeout(let m): return m
         }
     }
 

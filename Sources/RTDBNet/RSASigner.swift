@@ -1,0 +1,55 @@
+/// RS256 signatures (RSASSA-PKCS1-v1_5 with SHA-256), as a JWT for Google's OAuth token
+/// endpoint needs, made by libcrypto (loaded on first use, like TLS).
+public enum RSASigner {
+    /// The signature of `data` with a PEM RSA private key: PKCS#8 ("BEGIN PRIVATE KEY", as in
+    /// Google service-account key files) or PKCS#1 ("BEGIN RSA PRIVATE KEY"). An encrypted key,
+    /// a key of another type or text that is no key is refused with TLSError.badKey; OpenSSL
+    /// missing is TLSError.unavailable. The key text never appears in an error.
+    public static func signRS256(pemPrivateKey: String, data: [UInt8]) throws -> [UInt8] {
+        let crypto = try OpenSSL.crypto.get()
+        crypto.ERR_clear_error()
+        defer { crypto.ERR_clear_error() }
+        let pem = Array(pemPrivateKey.utf8)
+        guard !pem.isEmpty, pem.count < Int(Int32.max) else { throw TLSError.badKey("the private key is empty") }
+        // The memory BIO reads `pem` in place, so it lives and dies inside this closure.
+        // The callback supplies no password: an encrypted key fails instead of prompting.
+        let key: OpaquePointer? = try pem.withUnsafeBytes { bytes in
+            guard let bio = crypto.BIO_new_mem_buf(bytes.baseAddress, Int32(bytes.count)) else {
+                throw TLSError.badKey("cannot read the private key: \(crypto.lastError(or: "out of memory"))")
+            }
+            defer { _ = crypto.BIO_free(bio) }
+            return crypto.PEM_read_bio_PrivateKey(bio, nil, noPassword, nil)
+        }
+        guard let key else {
+            throw TLSError.badKey("the private key is not a PEM private key (\(crypto.lastError(or: "unreadable")))")
+        }
+        defer { crypto.EVP_PKEY_free(key) }
+        guard crypto.EVP_PKEY_get_base_id(key) == SSLConst.evpPKeyRSA else {
+            throw TLSError.badKey("the private key is not an RSA key (RS256 needs one)")
+        }
+        guard let md = crypto.EVP_MD_CTX_new() else { throw TLSError.badKey("cannot sign: out of memory") }
+        defer { crypto.EVP_MD_CTX_free(md) }
+        guard crypto.EVP_DigestSignInit(md, nil, crypto.EVP_sha256(), nil, key) == 1 else {
+            throw TLSError.badKey("cannot sign with the private key: \(crypto.lastError(or: "refused"))")
+        }
+        var length = 0
+        let ok = data.withUnsafeBufferPointer { d in
+            crypto.EVP_DigestSign(md, nil, &length, d.baseAddress, d.count) == 1
+        }
+        guard ok, length > 0 else {
+            throw TLSError.badKey("cannot sign with the private key: \(crypto.lastError(or: "refused"))")
+        }
+        var signature = [UInt8](repeating: 0, count: length)
+        let signed = signature.withUnsafeMutableBufferPointer { s in
+            data.withUnsafeBufferPointer { d in
+                crypto.EVP_DigestSign(md, s.baseAddress, &length, d.baseAddress, d.count) == 1
+            }
+        }
+        guard signed else {
+            throw TLSError.badKey("cannot sign with the private key: \(crypto.lastError(or: "refused"))")
+        }
+        return Array(signature.prefix(length))
+    }
+}
+
+private let noPassword: PasswordFn = { _, _, _, _ in 0 }
