@@ -1,7 +1,9 @@
 # rtdb: build, test, install and uninstall.
 #
 #   make build                      release build (swift build -c release)
-#   make test                       install missing test tools (scripts/install-test-tools), swift test
+#   make test                       install missing test tools (scripts/install-test-tools) and the
+#                                   Python test environment (scripts/python-test-env), swift test,
+#                                   then the conformance suite (Tests/Conformance) against the debug build
 #   make install PREFIX=/usr/local  build, then install the binary, man page and completions
 #   make uninstall PREFIX=/usr/local
 #
@@ -29,9 +31,13 @@ all: build
 build:
 	$(SWIFT) build -c release $(SWIFT_BUILD_FLAGS)
 
+# The conformance suite drives the debug binary that `swift test` builds with real clients
+# (firebase-admin, curl, raw sockets); pytest's summary is the last line of the run.
 test:
 	scripts/install-test-tools
+	scripts/python-test-env
 	$(SWIFT) test
+	RTDB_BIN='$(CURDIR)/.build/debug/rtdb' PYTHONDONTWRITEBYTECODE=1 .build/venv/bin/python -m pytest Tests/Conformance -q
 
 install: $(if $(RTDB_BIN),,build)
 	@bin='$(RTDB_BIN)'; \

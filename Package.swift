@@ -22,15 +22,15 @@ let package = Package(
         // Sockets, readiness polling, signals and folder watching for `rtdb serve`.
         .target(name: "RTDBNet", dependencies: ["CLinux"]),
         // rtdb serve: Firebase's REST and streaming protocols over the embedded database.
-        .target(name: "RTDBServer", dependencies: ["RTDBCore", "RTDBEngine", "RTDBNet"]),
+        .target(name: "RTDBServer", dependencies: ["RTDBCore", "RTDBEngine", "RTDBNet", "RTDBWire"]),
         // Argument parsing, the command registry, one file per command, output and errors.
-        .target(name: "RTDBCLI", dependencies: ["RTDBCore", "RTDBEngine"]),
+        .target(name: "RTDBCLI", dependencies: ["RTDBCore", "RTDBEngine", "RTDBServer", "RTDBNet"]),
         .executableTarget(name: "rtdb", dependencies: ["RTDBCLI"]),
         .testTarget(name: "RTDBCoreTests", dependencies: ["RTDBCore"]),
         .testTarget(name: "RTDBEngineTests", dependencies: ["RTDBEngine", "RTDBCore"]),
         .testTarget(name: "RTDBWireTests", dependencies: ["RTDBWire", "RTDBCore"]),
         .testTarget(name: "RTDBNetTests", dependencies: ["RTDBNet"]),
-        .testTarget(name: "RTDBServerTests", dependencies: ["RTDBServer", "RTDBEngine", "RTDBCore"]),
+        .testTarget(name: "RTDBServerTests", dependencies: ["RTDBServer", "RTDBWire", "RTDBEngine", "RTDBCore"]),
         .testTarget(name: "EndToEndTests", dependencies: ["rtdb", "RTDBCLI", "RTDBCore"]),
         .testTarget(name: "CLITests", dependencies: ["RTDBCLI", "RTDBCore", "rtdb"]),
     ]

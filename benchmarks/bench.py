@@ -23,6 +23,9 @@ import sys
 import threading
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import serve_bench  # noqa: E402
+
 DEVNULL = subprocess.DEVNULL
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 
@@ -39,6 +42,8 @@ def log(msg):
 # process helpers
 
 class Ctx:
+    error = BenchError
+
     def __init__(self, rtdb, work):
         self.rtdb = rtdb
         self.work = work
@@ -570,7 +575,7 @@ def main():
     ap.add_argument("rtdb")
     ap.add_argument("work")
     ap.add_argument("--markdown")
-    ap.add_argument("--only", default="abcdef", help="subset of the goals to run, e.g. 'ae'")
+    ap.add_argument("--only", default="abcdefg", help="subset of the goals to run, e.g. 'ae'")
     args = ap.parse_args()
     rtdb = os.path.abspath(args.rtdb)
     ctx = Ctx(rtdb, args.work)
@@ -589,7 +594,8 @@ def main():
              ("c", lambda: bench_c(ctx, res, runs=3)),
              ("d", lambda: bench_d(ctx, res, runs=7)),
              ("e", lambda: bench_e(ctx, res, writes=40, idle_secs=5)),
-             ("f", lambda: bench_f(ctx, res, writes=15))]
+             ("f", lambda: bench_f(ctx, res, writes=15)),
+             ("g", lambda: serve_bench.bench_g(ctx, res))]
     errors = []
     try:
         for gid, fn in steps:

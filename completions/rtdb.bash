@@ -7,22 +7,23 @@
 # Tests/CLITests fails when they drift apart. Database paths are completed live with
 # `rtdb [--db FILE] __complete paths -- PREFIX`, from the database the command line names.
 
-_rtdb_commands="get set update push remove query increment tx watch help"
+_rtdb_commands="get set update push remove query increment tx watch serve help"
 _rtdb_global_options="--db --url --auth --access-token --timeout --pretty --quiet -q --help -h --version"
-_rtdb_query_options="--order-by-key --order-by-value --order-by-child --start-at --start-after --end-at --end-before --equal-to --start-key --end-key --limit-to-first --limit-to-last"
+_rtdb_query_options="--order-by-key --order-by-value --order-by-child --order-by-priority --start-at --start-after --end-at --end-before --equal-to --start-key --end-key --limit-to-first --limit-to-last"
 # Options that take a value (the next word, or after `=`).
-_rtdb_value_options="--db --url --auth --access-token --timeout --order-by-child --start-at --start-after --end-at --end-before --equal-to --start-key --end-key --limit-to-first --limit-to-last --string -s --file --max-retries --count"
+_rtdb_value_options="--db --url --auth --access-token --timeout --order-by-child --start-at --start-after --end-at --end-before --equal-to --start-key --end-key --limit-to-first --limit-to-last --string -s --file --max-retries --command-timeout --count --exec-fail --host --port --data-dir --secret --max-connections --idle-timeout"
 
 # The options of command $1.
 _rtdb_command_options() {
     case $1 in
-        get) echo "--shallow" ;;
+        get) echo "--shallow --export --raw -r" ;;
         set) echo "--string -s --file --server-timestamp" ;;
         update) echo "--file" ;;
         push) echo "--string -s --file --lines" ;;
-        query) echo "$_rtdb_query_options" ;;
-        tx) echo "--max-retries" ;;
-        watch) echo "--child-events --count --exec $_rtdb_query_options" ;;
+        query) echo "--raw -r $_rtdb_query_options" ;;
+        tx) echo "--max-retries --command-timeout" ;;
+        watch) echo "--child-events --changes-only -n --count --exec --exec-fail --raw -r $_rtdb_query_options" ;;
+        serve) echo "--host --port --data-dir --secret --insecure --log --max-connections --idle-timeout" ;;
     esac
 }
 
@@ -115,6 +116,8 @@ _rtdb() {
     if [[ -n $expect ]]; then
         case $expect in
             --db | --file) _rtdb_files "$cur" ;;
+            --data-dir) COMPREPLY=($(compgen -d -- "$cur")) ;;
+            --exec-fail) COMPREPLY=($(compgen -W "continue stop" -- "$cur")) ;;
         esac
     elif ((dashdash)); then
         # tx PATH -- CMD, watch PATH --exec -- CMD; tx also takes `tx -- PATH CMD`.
@@ -136,7 +139,7 @@ _rtdb() {
         COMPREPLY=($(compgen -W "$_rtdb_commands" -- "$cur"))
     elif [[ $cmd == help ]]; then
         ((npos == 0)) && COMPREPLY=($(compgen -W "$_rtdb_commands" -- "$cur"))
-    elif [[ " $_rtdb_commands " == *" $cmd "* ]] && ((npos == 0)); then
+    elif [[ $cmd != serve && " $_rtdb_commands " == *" $cmd "* ]] && ((npos == 0)); then
         _rtdb_paths "$db" "$cur" "$prog"
     fi
 

@@ -19,7 +19,8 @@ function __rtdb_scan
     # Options that take a value (the next word, or after `=`).
     set -l value_options --db --url --auth --access-token --timeout --order-by-child \
         --start-at --start-after --end-at --end-before --equal-to --start-key --end-key \
-        --limit-to-first --limit-to-last --string -s --file --max-retries --count
+        --limit-to-first --limit-to-last --string -s --file --max-retries --command-timeout --count --exec-fail \
+        --host --port --data-dir --secret --max-connections --idle-timeout
     set -l tokens (commandline -opc)
     for w in $tokens[2..-1]
         if test -n "$__rtdb_expect"
@@ -112,8 +113,9 @@ complete -c rtdb -n __rtdb_needs_command -a query -d 'print the children of a pa
 complete -c rtdb -n __rtdb_needs_command -a increment -d 'atomically add a number to the value at a path'
 complete -c rtdb -n __rtdb_needs_command -a tx -d 'run a command as a compare-and-set transaction'
 complete -c rtdb -n __rtdb_needs_command -a watch -d 'stream value or child events as JSON lines'
+complete -c rtdb -n __rtdb_needs_command -a serve -d 'serve the database over Firebase REST and streaming'
 complete -c rtdb -n __rtdb_needs_command -a help -d 'show help for rtdb or one command'
-complete -c rtdb -n __rtdb_wants_command_name -a 'get set update push remove query increment tx watch help'
+complete -c rtdb -n __rtdb_wants_command_name -a 'get set update push remove query increment tx watch serve help'
 
 # Arguments
 complete -c rtdb -n __rtdb_wants_path -a '(__rtdb_paths)'
@@ -132,6 +134,9 @@ complete -c rtdb -l version -d 'print the version'
 
 # get
 complete -c rtdb -n '__rtdb_using get' -l shallow -d 'print an object as {"child":true,...}'
+complete -c rtdb -n '__rtdb_using get' -l export -d 'include priorities, as format=export'
+# get, query, watch
+complete -c rtdb -n '__rtdb_using get query watch' -s r -l raw -d 'print a string value as its text, without quotes'
 # set, push, update
 complete -c rtdb -n '__rtdb_using set push' -s s -l string -x -d 'write TEXT as a JSON string'
 complete -c rtdb -n '__rtdb_using set push update' -l file -r -F -d 'read the JSON value from FILE'
@@ -139,13 +144,26 @@ complete -c rtdb -n '__rtdb_using set' -l server-timestamp -d 'write the server 
 complete -c rtdb -n '__rtdb_using push' -l lines -d 'push each JSON line of stdin, as one write'
 # tx
 complete -c rtdb -n '__rtdb_using tx' -l max-retries -x -d 'attempts in all before giving up (default 25)'
+complete -c rtdb -n '__rtdb_using tx' -l command-timeout -x -d 'stop CMD when one run takes longer, and commit nothing'
 # watch
 complete -c rtdb -n '__rtdb_using watch' -l child-events -d 'print child events instead of value events'
 complete -c rtdb -n '__rtdb_using watch' -l count -x -d 'exit after N event lines'
 complete -c rtdb -n '__rtdb_using watch' -l exec -d 'run CMD (after --) once per event'
+complete -c rtdb -n '__rtdb_using watch' -s n -l changes-only -d 'print only changes, not the current value'
+complete -c rtdb -n '__rtdb_using watch' -l exec-fail -x -a 'continue stop' -d 'when CMD exits non-zero'
+# serve
+complete -c rtdb -n '__rtdb_using serve' -l host -x -d 'address to listen on (default 127.0.0.1)'
+complete -c rtdb -n '__rtdb_using serve' -l port -x -d 'port to listen on (default 9000; 0 picks one)'
+complete -c rtdb -n '__rtdb_using serve' -l data-dir -x -a '(__fish_complete_directories)' -d 'one database file per namespace'
+complete -c rtdb -n '__rtdb_using serve' -l secret -x -d 'require this credential (env RTDB_SECRET)'
+complete -c rtdb -n '__rtdb_using serve' -l insecure -d 'allow a non-loopback address without --secret'
+complete -c rtdb -n '__rtdb_using serve' -l log -d 'one JSON line per request on stderr'
+complete -c rtdb -n '__rtdb_using serve' -l max-connections -x -d 'refuse connections beyond N open ones'
+complete -c rtdb -n '__rtdb_using serve' -l idle-timeout -x -d 'drop a client silent for this many seconds'
 # query and watch
 complete -c rtdb -n '__rtdb_using query watch' -l order-by-key -d 'order children by key (the default)'
 complete -c rtdb -n '__rtdb_using query watch' -l order-by-value -d 'order children by their own value'
+complete -c rtdb -n '__rtdb_using query watch' -l order-by-priority -d 'order children by priority'
 complete -c rtdb -n '__rtdb_using query watch' -l order-by-child -x -d 'order children by the value at CHILD'
 complete -c rtdb -n '__rtdb_using query watch' -l start-at -x -d 'lower bound, inclusive'
 complete -c rtdb -n '__rtdb_using query watch' -l start-after -x -d 'lower bound, exclusive'

@@ -50,6 +50,14 @@ public enum CLI {
             return 0
         } catch is OutputClosed {
             return 0
+        } catch let exit as ExitStatus {
+            return exit.status
+        } catch let e as CommittedNotPrinted {
+            Diagnostics.report(RTDBError(e.cause.code, e.message), committedPath: e.path)
+            return CommittedNotPrinted.exitStatus
+        } catch let e as Interrupted {
+            Diagnostics.report(RTDBError(.notCommitted, e.message))
+            return 128 + e.signal
 
         } catch let error as RTDBError {
             Diagnostics.report(error, usage: usage ?? (error.code == .usage ? "rtdb [GLOBAL OPTIONS] COMMAND [OPTIONS] [ARGS]" : nil))
@@ -65,6 +73,13 @@ public enum CLI {
         try out.raw(text)
         try out.flush()
     }
+}
+
+/// Ends the command with this status and nothing more on stderr: the command has already
+/// said why (`watch --exec-fail stop` passes on its handler's status).
+struct ExitStatus: Error {
+    let status: Int32
+    init(_ status: Int32) { self.status = status }
 }
 
 extension Output {

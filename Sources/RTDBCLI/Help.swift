@@ -12,12 +12,14 @@ enum Help {
         s += "\nGlobal options (before or after the command):\n" + options(Registry.globalOptions)
         s += "\nOutput is JSON lines on stdout; errors are one JSON line on stderr (a sentence on a terminal).\n"
         s += "Exit status: 0 ok, 1 internal/io, 2 usage, 3 invalid input, 4 permission, 5 not committed,\n"
-        s += "6 unavailable/timeout, 7 unsupported.\n"
+        s += "6 unavailable/timeout, 7 unsupported, 8 not an rtdb database, 9 committed but not printed,\n"
+        s += "130/143 ended by SIGINT/SIGTERM (watch, tx, serve).\n"
         s += "\nExamples:\n"
         s += "  rtdb set /users/alice '{\"name\":\"Alice\",\"age\":30}'\n"
         s += "  rtdb get /users/alice\n"
         s += "  rtdb watch /posts --child-events | jq .\n"
-        s += "\nSee 'rtdb help COMMAND' for one command, and 'man rtdb' for everything.\n"
+        s += "\nSee 'rtdb help COMMAND' for one command, and 'man rtdb' for everything (after 'make install';\n"
+        s += "before it, 'man ./man/rtdb.1' in the source folder).\n"
         return s
     }
 

@@ -64,46 +64,100 @@ final class Invocation {
     }
 
     func timeoutSeconds() throws -> Double {
-        guard let text = value("--timeout") ?? Invocation.env("RTDB_TIMEOUT") else { return 10 }
+        // An error names where the value came from: the option, or the variable.
+        let (text, source) = value("--timeout").map { ($0, "--timeout") } ?? (Invocation.env("RTDB_TIMEOUT"), "RTDB_TIMEOUT")
+        guard let text else { return 10 }
         guard let t = Double(text), t.isFinite, t >= 0 else {
-            throw usageError("--timeout needs a number of seconds, not \(Limits.quote(text))")
+            throw usageError("\(source) needs a number of seconds, not \(Limits.quote(text))")
         }
         return t
     }
 
-    /// Opens the target. A remote URL is refused until remote targets exist.
-    func database() throws -> Database {
+    /// The options (and their environment variables) that only a remote target can use. Until
+    /// remote targets exist each is refused, from the command line or the environment alike:
+    /// a credential that is silently dropped would let a script believe it was checked.
+    static let remoteOnly: [(option: String, env: String)] = [
+        ("--url", "RTDB_URL"), ("--auth", "RTDB_AUTH"), ("--access-token", "RTDB_ACCESS_TOKEN"),
+    ]
+
+    /// Opens the target. A remote URL, and credentials for one, are refused until remote
+    /// targets exist. With `reading`, a terminal on stderr is told when the database file does
+    /// not exist yet (the command still prints what an empty database holds).
+    func database(reading: Bool = false) throws -> Database {
         if let f = value("--db"), f.isEmpty {
             // SQLite would treat "" as a throw-away temporary database: writes would vanish.
             throw usageError("--db needs a file name")
         }
-        if let url = value("--url") ?? Invocation.env("RTDB_URL") {
-            throw RTDBError(.unsupported, "remote databases (--url \(url)) are not supported yet; use the embedded database (--db FILE)")
+        for (option, env) in Invocation.remoteOnly {
+            if let v = value(option) {
+                throw RTDBError(.unsupported, option == "--url"
+                    ? "remote databases (--url \(v)) are not supported yet; use the embedded database (--db FILE)"
+                    : "\(option) is for remote databases, which are not supported yet; leave it out to use the embedded database")
+            }
+            if let v = Invocation.env(env) {
+                let shown = option == "--url" ? " (\(v))" : ""
+                throw RTDBError(.unsupported, "\(env) is set\(shown), but it is for remote databases, which are not supported yet; "
+                    + "unset it (or set it empty) to use the embedded database")
+            }
         }
-        return EmbeddedDatabase(file: Invocation.databaseFile(option: value("--db")), timeoutSeconds: try timeoutSeconds())
+        let file = Invocation.databaseFile(option: value("--db"))
+        if reading && !quiet && Diagnostics.stderrIsTerminal && !Invocation.exists(file) {
+            Diagnostics.note("the database file \(file) does not exist yet (nothing has been written to it)")
+        }
+        return EmbeddedDatabase(file: file, timeoutSeconds: try timeoutSeconds())
+    }
+
+    static func exists(_ file: String) -> Bool {
+        var st = stat()
+        return stat(file, &st) == 0
     }
 
     func output(streaming: Bool = false) -> Output {
         Output(pretty: pretty, quiet: quiet, streaming: streaming)
     }
+
+    /// The output of a write command once its write at `path` has committed (see `Output.committed`).
+    func output(committed path: Path) -> Output {
+        let out = output()
+        out.committed = path
+        return out
+    }
 }
 
-/// Reads a whole file descriptor, refusing more than `limit` bytes.
+/// Reads a whole file descriptor of JSON text, refusing more than `limit` bytes as they arrive:
+/// at most `limit + 1` bytes are ever read, into a buffer reserved once (memory stays within the
+/// limit plus one chunk). The size of a regular file is checked first, so an oversized file is
+/// refused without being read at all. A UTF-8 byte-order mark at the start is dropped (RFC 8259
+/// lets a parser ignore it).
 func readAll(fd: Int32, limit: Int, what: String) throws -> [UInt8] {
+    var bytes = try readBounded(fd: fd, limit: limit, what: what)
+    if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { bytes.removeFirst(3) }
+    return bytes
+}
+
+private func readBounded(fd: Int32, limit: Int, what: String) throws -> [UInt8] {
+    let tooLarge = RTDBError(.tooLarge, "\(what) is larger than the write limit of \(limit) bytes")
+    var capacity = limit + 1
+    var st = stat()
+    if fstat(fd, &st) == 0 && (st.st_mode & S_IFMT) == S_IFREG {
+        let offset = lseek(fd, 0, SEEK_CUR)
+        let remaining = Int(st.st_size) - Int(max(offset, 0))
+        if remaining > limit { throw tooLarge }
+        capacity = max(remaining, 0) + 1   // one byte more shows that the file grew meanwhile
+    }
     var out: [UInt8] = []
-    var chunk = [UInt8](repeating: 0, count: 1 << 16)
+    out.reserveCapacity(capacity)
+    var chunk = [UInt8](repeating: 0, count: min(1 << 20, limit + 1))
     while true {
-        let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+        let want = min(chunk.count, limit + 1 - out.count)
+        let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, want) }
         if n < 0 {
             if errno == EINTR { continue }
             throw RTDBError(.ioError, "cannot read \(what): \(String(cString: strerror(errno)))")
         }
         if n == 0 { return out }
         out.append(contentsOf: chunk[0..<n])
-        if out.count > limit {
-            throw RTDBError(.tooLarge, "\(what) is larger than the write limit of \(limit) bytes")
-        }
-        if n == chunk.count && chunk.count < 1 << 22 { chunk = [UInt8](repeating: 0, count: chunk.count * 4) }
+        if out.count > limit { throw tooLarge }
     }
 }
 

@@ -8,6 +8,17 @@ import Darwin
 /// Thrown when stdout has been closed by its reader; the command ends quietly with status 0.
 struct OutputClosed: Error {}
 
+/// Thrown when a write has committed but its result could not be printed (stdout on a full
+/// disk, or not open at all; a reader that went away is `OutputClosed`, a quiet success): the error line says `"committed":true` and names the path, and the
+/// exit status is its own, so a script does not take the write for a failed one and repeat it.
+struct CommittedNotPrinted: Error {
+    static let exitStatus: Int32 = 9
+    let path: String
+    let cause: RTDBError
+
+    var message: String { "the write at \(path) committed, but its result could not be printed: \(cause.message)" }
+}
+
 /// A field of a printed record, written in the given order (records are envelopes such as
 /// `{"path":…,"value":…}`, not data, so their field order is fixed by the contract).
 enum Field {
@@ -23,6 +34,9 @@ final class Output {
     let pretty: Bool
     let quiet: Bool
     let streaming: Bool
+    /// Set once the write this output reports has committed (the path it wrote): a failure to
+    /// print is then `CommittedNotPrinted`, not a plain `io_error`.
+    var committed: Path? = nil
     private var buffer: [UInt8] = []
     private let fd: Int32
 
@@ -34,11 +48,27 @@ final class Output {
         buffer.reserveCapacity(1 << 16)
     }
 
-    /// Prints one value as a line.
-    func value(_ node: Node) throws {
+    /// Prints one value as a line (with its priorities in the export form when `export`).
+    func value(_ node: Node, export: Bool = false) throws {
         if quiet { return }
-        JSONWriter(pretty: pretty).write(node, into: &buffer)
+        JSONWriter(pretty: pretty, export: export).write(node, into: &buffer)
         try endLine()
+    }
+
+    /// Prints one value as a line, a string as its bare text (`--raw`, like `jq -r`): the
+    /// text's own newlines are kept, so only other values are sure to take one line.
+    func rawValue(_ node: Node) throws {
+        if quiet { return }
+        Output.appendRaw(node, pretty: pretty, to: &buffer)
+        try endLine()
+    }
+
+    static func appendRaw(_ node: Node, pretty: Bool, to buffer: inout [UInt8]) {
+        if case .string(let s) = node {
+            buffer.append(contentsOf: s.utf8)
+        } else {
+            JSONWriter(pretty: pretty).write(node, into: &buffer)
+        }
     }
 
     /// Prints one record as a line.
@@ -101,7 +131,9 @@ final class Output {
                 if errno == EINTR { continue }
                 buffer.removeAll(keepingCapacity: true)
                 if errno == EPIPE { throw OutputClosed() }
-                throw RTDBError(.ioError, "cannot write to stdout: \(String(cString: strerror(errno)))")
+                let error = RTDBError(.ioError, "cannot write to stdout: \(String(cString: strerror(errno)))")
+                if let committed { throw CommittedNotPrinted(path: committed.description, cause: error) }
+                throw error
             }
             offset += n
         }
@@ -113,7 +145,8 @@ final class Output {
 enum Diagnostics {
     static var stderrIsTerminal: Bool { isatty(2) == 1 }
 
-    static func report(_ error: RTDBError, usage: String? = nil) {
+    /// `committedPath`: the write at that path committed although the command failed.
+    static func report(_ error: RTDBError, usage: String? = nil, committedPath: String? = nil) {
         var text: String
         if stderrIsTerminal {
             text = "rtdb: error: \(error.message)\n"
@@ -123,10 +156,21 @@ enum Diagnostics {
             JSONWriter.appendString(error.code.rawValue, to: &line)
             line.append(contentsOf: ",\"message\":".utf8)
             JSONWriter.appendString(error.message, to: &line)
+            if let committedPath {
+                line.append(contentsOf: ",\"committed\":true,\"path\":".utf8)
+                JSONWriter.appendString(committedPath, to: &line)
+            }
             line.append(contentsOf: "}}\n".utf8)
             text = String(decoding: line, as: UTF8.self)
         }
         writeAll(2, Array(text.utf8))
+    }
+
+    /// A remark for a person at a terminal; nothing when stderr is not a terminal (scripts
+    /// read stderr for error lines only).
+    static func note(_ text: String) {
+        guard stderrIsTerminal else { return }
+        writeAll(2, Array("rtdb: note: \(text)\n".utf8))
     }
 
     static func writeAll(_ fd: Int32, _ bytes: [UInt8]) {

@@ -39,7 +39,8 @@ enum Parser {
                     if command == nil, Registry.commands.contains(where: { $0.options.contains { $0.long == name || $0.short == name } }) {
                         throw RTDBError(.usage, "option \(name) must follow the command it belongs to")
                     }
-                    throw RTDBError(.usage, "unknown option \(name)" + (command.map { " for \($0.name)" } ?? ""))
+                    throw RTDBError(.usage, "unknown option \(name)" + (command.map { " for \($0.name)" } ?? "")
+                        + argumentHint(arg, command: command))
                 }
                 var value = ""
                 if spec.takesValue {
@@ -103,6 +104,22 @@ enum Parser {
         case .text: return RTDBError(.invalidData, "the value of \(option.long) is not valid UTF-8")
         default: return RTDBError(.usage, "the value of \(option.long) is not valid UTF-8")
         }
+    }
+
+    /// For an unknown option that looks like an argument (a push ID such as `-P74-Dhh…`, a key
+    /// starting with `-`), how to pass it as one; empty for words shaped like long options.
+    static func argumentHint(_ arg: String, command: CommandSpec?) -> String {
+        let name = arg.utf8.dropFirst(2)
+        let longShaped = arg.hasPrefix("--") && !name.isEmpty
+            && name.allSatisfy { ($0 >= 0x61 && $0 <= 0x7A) || ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x2D || $0 == 0x3D }
+        if longShaped { return "" }
+        // Another command's option (`set /a 1 -r`) is a misplaced option, not an argument.
+        if Registry.commands.contains(where: { $0.options.contains { $0.long == arg || $0.short == arg } }) { return "" }
+        if let command {
+            guard command.arguments.first?.kind == .path else { return "" }
+            return "; if it is a path or key, write -- before it or give it a leading / (/\(arg))"
+        }
+        return "; if it is an argument, write it after the command and --"
     }
 
     /// Words that start with `-` are options, except `-` itself and negative numbers.

@@ -2,7 +2,7 @@ import RTDBCore
 
 /// What kind of value an option or argument takes; completions use it to offer candidates.
 public enum ValueKind: String, Sendable {
-    case none, path, file, number, json, text, key, child, command
+    case none, path, file, directory, number, json, text, key, child, command
 }
 
 /// One option, declared once: parsing, help, the man page and completions all read it.
@@ -62,8 +62,8 @@ public enum Registry {
     public static let globalOptions: [OptionSpec] = [
         OptionSpec("--db", value: "FILE", kind: .file, "embedded database file (env RTDB_DB; default $XDG_DATA_HOME/rtdb/default.db)"),
         OptionSpec("--url", value: "URL", kind: .text, "remote database URL (env RTDB_URL); not supported yet"),
-        OptionSpec("--auth", value: "TOKEN", kind: .text, "credential for a remote database (env RTDB_AUTH)"),
-        OptionSpec("--access-token", value: "TOKEN", kind: .text, "OAuth2 access token for a remote database (env RTDB_ACCESS_TOKEN)"),
+        OptionSpec("--auth", value: "TOKEN", kind: .text, "credential for a remote database (env RTDB_AUTH); not supported yet"),
+        OptionSpec("--access-token", value: "TOKEN", kind: .text, "OAuth2 access token for a remote database (env RTDB_ACCESS_TOKEN); not supported yet"),
         OptionSpec("--timeout", value: "SECONDS", kind: .number, "give up on an operation (or a locked file) after this long (env RTDB_TIMEOUT; default 10)"),
         OptionSpec("--pretty", "indent JSON output for humans"),
         OptionSpec("--quiet", short: "-q", "print nothing on success"),
@@ -75,6 +75,7 @@ public enum Registry {
         OptionSpec("--order-by-key", "order children by key (the default)"),
         OptionSpec("--order-by-value", "order children by their own value"),
         OptionSpec("--order-by-child", value: "CHILD", kind: .child, "order children by the value at CHILD (a relative path)"),
+        OptionSpec("--order-by-priority", "order children by priority: none first, then numbers, then strings"),
         OptionSpec("--start-at", value: "V", kind: .json, "lower bound, inclusive"),
         OptionSpec("--start-after", value: "V", kind: .json, "lower bound, exclusive"),
         OptionSpec("--end-at", value: "V", kind: .json, "upper bound, inclusive"),
@@ -82,18 +83,21 @@ public enum Registry {
         OptionSpec("--equal-to", value: "V", kind: .json, "only children whose sort value is V"),
         OptionSpec("--start-key", value: "K", kind: .key, "key argument of the lower bound (among equal values, from key K)"),
         OptionSpec("--end-key", value: "K", kind: .key, "key argument of the upper bound (among equal values, up to key K)"),
-        OptionSpec("--limit-to-first", value: "N", kind: .number, "keep the first N children of the ordered result"),
-        OptionSpec("--limit-to-last", value: "N", kind: .number, "keep the last N children of the ordered result"),
+        OptionSpec("--limit-to-first", value: "N", kind: .number, "keep the first N children of the ordered result (N ≥ 1)"),
+        OptionSpec("--limit-to-last", value: "N", kind: .number, "keep the last N children of the ordered result (N ≥ 1)"),
     ]
+
+    /// `get`, `query` and `watch` print values; `--raw` prints a string value as its bare text.
+    static let rawOption = OptionSpec("--raw", short: "-r", "print a string value as its text, without quotes (other values as JSON)")
 
     static let valueOptions: [OptionSpec] = [
         OptionSpec("--string", short: "-s", value: "TEXT", kind: .text, "write TEXT as a JSON string"),
-        OptionSpec("--file", value: "FILE", kind: .file, "read the JSON value from FILE"),
+        OptionSpec("--file", value: "FILE", kind: .file, "read the JSON value from FILE (- reads stdin)"),
     ]
 
     public static let commands: [CommandSpec] = [
         GetCommand.spec, SetCommand.spec, UpdateCommand.spec, PushCommand.spec, RemoveCommand.spec,
-        QueryCommand.spec, IncrementCommand.spec, TxCommand.spec, WatchCommand.spec, HelpCommand.spec,
+        QueryCommand.spec, IncrementCommand.spec, TxCommand.spec, WatchCommand.spec, ServeCommand.spec, HelpCommand.spec,
         CompleteCommand.spec,
     ]
 

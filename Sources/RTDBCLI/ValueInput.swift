@@ -12,7 +12,8 @@ enum ValueInput {
             throw inv.usageError("\(inv.command.name): unexpected argument \(Limits.quote(args[args.startIndex + 1]))")
         }
         if let s = inv.value("--string") { sources.append(.string(s)) }
-        if let f = inv.value("--file") { sources.append(.file(f)) }
+        // `--file -` is stdin, as in curl and jq; a file named "-" is `--file ./-`.
+        if let f = inv.value("--file") { sources.append(f == "-" ? .stdin : .file(f)) }
         if allowServerTimestamp && inv.has("--server-timestamp") { sources.append(.serverTimestamp) }
         if sources.isEmpty { throw inv.usageError("\(inv.command.name): missing VALUE (JSON, -, --string TEXT or --file FILE)") }
         if sources.count > 1 { throw inv.usageError("\(inv.command.name): give the value one way only (JSON, -, --string, --file\(allowServerTimestamp ? ", --server-timestamp" : ""))") }
@@ -45,8 +46,20 @@ enum ValueInput {
             case .serverTimestamp: return .object([Node.Entry(".sv", .string("timestamp"))])
             default:
                 let bytes = try jsonBytes() ?? []
-                return try bytes.withUnsafeBufferPointer { try JSONReader.parse($0) }
+                do {
+                    return try bytes.withUnsafeBufferPointer { try JSONReader.parse($0) }
+                } catch let e as RTDBError {
+                    guard case .json(let text) = self, e.code == .invalidJSON, ValueSource.looksLikeText(text) else { throw e }
+                    throw RTDBError(e.code, e.message + "; to write it as a string, use --string \(Limits.quote(text))")
+                }
             }
+        }
+
+        /// True for an argument that is plainly meant as text (`hello`, `two words`), not
+        /// broken JSON (`{"a":1`, `[1,`, `"unterminated`): the --string hint fits only the former.
+        static func looksLikeText(_ text: String) -> Bool {
+            guard let first = text.utf8.first(where: { $0 != 0x20 && $0 != 0x09 && $0 != 0x0A && $0 != 0x0D }) else { return false }
+            return !"{[\"".utf8.contains(first)
         }
     }
 }

@@ -4,12 +4,23 @@
 /// Callers pass validated input (paths, keys, limits, update overlap: see `WriteCheck`), with
 /// server-value placeholders left unresolved; implementations resolve them when the write
 /// commits and return what is now stored. Each call is one atomic operation.
+///
+/// Priorities (firebase-semantics §1.4): values may carry them (`Node.prioritized`, read from
+/// `{".value":v,".priority":p}` or an object's `".priority"`), and writes store them: a write
+/// that replaces a node replaces its priority too (none in the value clears it). The priority
+/// of one node is read and written through its pseudo-child path `…/.priority` (see `Path`),
+/// with `get`/`set`/`update`/`compareAndSet`/`increment`/`observe` alike; `push` refuses such a
+/// path and `query` finds no children there. `get` and `shallow` give plain data; `export`,
+/// `query` and `observe` include priorities (renderers leave them out unless asked to export).
 public protocol Database: AnyObject {
-    /// The value at `path` (`.null` when nothing is there).
+    /// The value at `path` (`.null` when nothing is there), without priorities.
     func get(_ path: Path) throws -> Node
+    /// The value at `path` with every priority in it, for Firebase's `format=export` (render it
+    /// with `JSONWriter(export: true)`).
+    func export(_ path: Path) throws -> Node
     /// The REST `shallow=true` view: a primitive as itself, an object as `{child: true, …}`.
     func shallow(_ path: Path) throws -> Node
-    /// The children of `path` that `query` selects, in query order.
+    /// The children of `path` that `query` selects, in query order, with their priorities.
     func query(_ path: Path, _ query: Query) throws -> [Node.Entry]
     /// Replaces the value at `path` (`.null` deletes); returns the stored value.
     func set(_ path: Path, _ value: Node) throws -> Node
@@ -18,16 +29,40 @@ public protocol Database: AnyObject {
     func update(_ path: Path, _ entries: [(path: Path, value: Node)]) throws -> [(path: Path, value: Node)]
     /// Adds each value under a new push ID, in order, as one atomic write.
     func push(_ path: Path, _ values: [Node]) throws -> [Node.Entry]
-    /// Writes `value` only if `path` still holds `expected`.
+    /// Writes `value` only if `path` still holds the data `expected` (priorities aside). As in
+    /// Firebase's transactions, the node keeps its priority unless `value` carries one.
     func compareAndSet(_ path: Path, expected: Node, value: Node) throws -> CompareAndSetResult
-    /// Adds `delta` to the number at `path` by the server-value increment rule.
+    /// Writes `value` (`.null` deletes) only if `condition` holds for the value stored at `path`
+    /// when the write begins; the check and the write are one atomic step (REST `if-match`).
+    /// `.stale(current:)` carries the value that failed the check; nothing is written then.
+    func set(_ path: Path, _ value: Node, if condition: (Node) -> Bool) throws -> CompareAndSetResult
+    /// Adds `delta` to the number at `path` by the server-value increment rule. Like any write
+    /// of a value, it leaves the node without a priority (at a `.priority` path it increments
+    /// the priority instead).
     func increment(_ path: Path, by delta: Node) throws -> Node
-    /// Calls `onChange` with the value at `path` now, then again after every commit that may
+    /// Calls `onChange` with the value at `path` (priorities included) now, then again after every commit that may
     /// have changed it (with the changed child keys when known), until it returns false.
     /// `idle` is called regularly while nothing happens (at least every 100 ms); returning
     /// false ends the observation too.
     func observe(_ path: Path, idle: () throws -> Bool,
                  onChange: (_ value: Node, _ changedKeys: [String]?) throws -> Bool) throws
+}
+
+extension Database {
+    /// A conditional write built on `get` and `compareAndSet`, for databases without a native
+    /// one: the compare-and-set makes the checked value and the replaced value the same; when
+    /// another writer gets in between, the condition is checked again on the fresh value.
+    public func set(_ path: Path, _ value: Node, if condition: (Node) -> Bool) throws -> CompareAndSetResult {
+        var current = try get(path)
+        for _ in 0..<100 {
+            guard condition(current) else { return .stale(current: current) }
+            switch try compareAndSet(path, expected: current, value: value) {
+            case .committed(let stored): return .committed(stored)
+            case .stale(let fresh): current = fresh
+            }
+        }
+        return .stale(current: current)
+    }
 }
 
 public enum CompareAndSetResult: Sendable {
@@ -50,6 +85,9 @@ public enum WriteCheck {
     /// (`{"a":1,"a/b":2}`), invalid keys and invalid values. Returns the entries in key order.
     public static func update(_ raw: [Node.Entry], at path: Path) throws -> [(path: Path, value: Node)] {
         try writable(path)
+        if path.isPriority {
+            throw RTDBError(.invalidPath, "cannot update under \(path): a priority has no children")
+        }
         var entries: [(path: Path, value: Node)] = []
         for e in raw {
             let rel: Path
@@ -58,7 +96,7 @@ public enum WriteCheck {
             }
             if rel.isRoot { throw RTDBError(.invalidKey, "update key \(Limits.quote(e.key)) names no child") }
             let full = path.appending(rel)
-            if full.count > Limits.maxDepth { throw RTDBError(.tooDeep, "update path \(full) is more than \(Limits.maxDepth) levels deep") }
+            if full.depth > Limits.maxDepth { throw RTDBError(.tooDeep, "update path \(full) is more than \(Limits.maxDepth) levels deep") }
             try WriteCheck.value(e.node, at: full)
             entries.append((rel, e.node))
         }

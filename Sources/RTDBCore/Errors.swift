@@ -18,6 +18,7 @@ public struct RTDBError: Error, Equatable, Sendable, CustomStringConvertible {
         case unavailable = "unavailable"
         case timeout = "timeout"
         case unsupported = "unsupported"
+        case invalidDatabase = "invalid_database"
 
         /// The process exit status the contract assigns to this code.
         public var exitStatus: Int32 {
@@ -29,6 +30,7 @@ public struct RTDBError: Error, Equatable, Sendable, CustomStringConvertible {
             case .notCommitted: return 5
             case .unavailable, .timeout: return 6
             case .unsupported: return 7
+            case .invalidDatabase: return 8
             }
         }
     }

@@ -9,13 +9,17 @@
 ///   1. `child_removed` for each key in the old view but not in the new one (value: the old
 ///      child, no prev key), in old-view order;
 ///   2. `child_added` for each key in the new view but not in the old one, in new-view order;
-///   3. `child_moved` for each key in both views whose child differs and whose sort value differs
-///      (`Query.sortValueChanged`), even if its position is the same; never under key order;
-///   4. `child_changed` for each key in both views whose child differs (`Node.same`).
+///   3. `child_moved` for each key in both views whose child differs and whose indexed value is
+///      not deep-equal before and after (`Query.sortValueChanged`; equality, not the sort
+///      comparison, so a changed object under value order moves; under priority order, a
+///      different priority), even if its position is the same; never under key order;
+///   4. `child_changed` for each key in both views whose child differs (`Node.same`, priorities
+///      included, as Firebase compares snapshots).
 ///   Groups 2–4 follow the new view's order and carry the prev key: the key just before the
 ///   child in the new view, nil when it is first.
 /// * Value mode raises at most one `value` event, carrying the new view's value, and only when
-///   it differs from the old view's value (deep compare with `Node.same`). The view's value is
+///   it differs from the old view's value (deep compare with `Node.same`, so a change of
+///   priority alone raises one too, firebase-semantics §4.2). The view's value is
 ///   the window as an object, or — for a query with no bounds and no limit — the primitive itself
 ///   when the location holds one (a bounded or limited query over a primitive shows null, as
 ///   Firebase's ranged and limited filters do).
@@ -157,7 +161,9 @@ public enum EventGenerator {
 
     /// The events using `hint`, or nil when this query/value pair needs the full diff.
     static func hintedDiff(_ q: Query, _ old: Node, _ new: Node, _ hint: [String], needPrev: Bool) -> [Event]? {
-        guard case .object(let oc) = old, case .object(let nc) = new else { return nil }
+        // A location whose own priority changed is left to the full diff (its value changed).
+        guard old.priority.same(as: new.priority),
+              case .object(let oc) = old.unprioritized, case .object(let nc) = new.unprioritized else { return nil }
         let hints = sortedUnique(hint)
         if case .key = q.order { return keyOrderDiff(q, oc, nc, hints) }
         if q.limit == nil && (!needPrev || hints.count <= maxScannedHints) {

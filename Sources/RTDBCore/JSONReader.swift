@@ -3,7 +3,10 @@
 ///   fraction or exponent, or too large, becomes `.double`; NaN and Infinity cannot be written;
 /// * keys are kept byte for byte; a repeated key keeps its last value (as `JSON.parse` does);
 /// * arrays become objects keyed "0", "1", …; nulls, `{}` and `[]` vanish;
-/// * `{".value": v}` unwraps to `v`; `.priority` entries are dropped (priorities are not stored);
+/// * an object's `".priority"` entry becomes its priority and `{".value": v, ".priority": p}` is
+///   the leaf `v` with priority `p` (`Node.withPriority`), Firebase's export format; a priority
+///   must be a string, a number, null or a server value (`invalid_data` otherwise), and an empty
+///   node takes none; `{".value": v}` alone is `v`;
 /// * `.sv` placeholders are kept for `ServerValues` to resolve.
 /// Invalid text is `invalid_json` with the byte offset of the problem.
 public struct JSONReader {
@@ -104,7 +107,8 @@ public struct JSONReader {
         case UInt8(ascii: "f"): try literal("false"); return .bool(false)
         case UInt8(ascii: "n"): try literal("null"); return .null
         case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return try number()
-        default: throw fail("unexpected character \(Limits.quote(String(UnicodeScalar(b[i]))))")
+        default: throw fail(b[i] < 0x80 ? "unexpected character \(Limits.quote(String(UnicodeScalar(b[i]))))"
+                                         : "unexpected byte \(Limits.hexByte(b[i]))")
         }
     }
 
@@ -121,6 +125,7 @@ public struct JSONReader {
         i += 1
         var entries: [Node.Entry] = []
         var valueEntry: Node? = nil
+        var priorityEntry: Node? = nil
         var hasPlainKeys = false
         skipSpace()
         if peek() == UInt8(ascii: "}") { i += 1; return .null }
@@ -136,7 +141,12 @@ public struct JSONReader {
             if key.utf8.first == UInt8(ascii: "."), key == ".value" {
                 valueEntry = v
             } else if key.utf8.first == UInt8(ascii: "."), key == ".priority" {
-                // Priorities are not stored; the entry is dropped.
+                switch v {
+                case .null, .int, .double, .string: priorityEntry = v
+                case .object where ServerValues.isPlaceholder(v): priorityEntry = v
+                default:
+                    throw RTDBError(.invalidData, "a \".priority\" must be a string, a number or null")
+                }
             } else {
                 hasPlainKeys = true
                 entries.append(Node.Entry(key, v))
@@ -151,9 +161,11 @@ public struct JSONReader {
             if hasPlainKeys {
                 throw RTDBError(.invalidData, "an object with \".value\" cannot have other children")
             }
-            return v
+            // Only the outer priority counts, as in Firebase.
+            return priorityEntry.map { v.withPriority($0) } ?? v.unprioritized
         }
-        return Node.object(normalizing: entries)
+        let object = Node.object(normalizing: entries)
+        return priorityEntry.map { object.withPriority($0) } ?? object
     }
 
     mutating func array(depth: Int) throws -> Node {

@@ -2,13 +2,22 @@
 /// Numbers print as JavaScript prints them, strings with the minimal escapes and raw UTF-8,
 /// object keys in key order, and objects whose keys are array indices render as arrays
 /// (firebase-semantics §1.4).
+///
+/// Priorities print only in the export form (`export: true`, Firebase's `format=export`): a leaf
+/// with a priority as `{".value":v,".priority":p}`, an object with one gains a last
+/// `".priority"` key, and objects never turn into arrays, so that `JSONReader` reads the text
+/// back into the very same tree. Otherwise priorities are left out, as normal reads show data.
 public struct JSONWriter {
     public var pretty: Bool
-    public init(pretty: Bool = false) { self.pretty = pretty }
+    public var export: Bool
+    public init(pretty: Bool = false, export: Bool = false) {
+        self.pretty = pretty
+        self.export = export
+    }
 
-    public static func string(_ node: Node, pretty: Bool = false) -> String {
+    public static func string(_ node: Node, pretty: Bool = false, export: Bool = false) -> String {
         var out: [UInt8] = []
-        JSONWriter(pretty: pretty).write(node, into: &out)
+        JSONWriter(pretty: pretty, export: export).write(node, into: &out)
         return String(decoding: out, as: UTF8.self)
     }
 
@@ -17,14 +26,38 @@ public struct JSONWriter {
     }
 
     func write(_ node: Node, into out: inout [UInt8], level: Int) {
+        write(node, priority: nil, into: &out, level: level)
+    }
+
+    /// Writes `node`; `priority` (export form only) is the priority of the node being written.
+    func write(_ node: Node, priority: Node?, into out: inout [UInt8], level: Int) {
         switch node {
+        case .prioritized(let base, let p):
+            if !export {
+                write(base, priority: nil, into: &out, level: level)
+            } else if base.isObject {
+                write(base, priority: p, into: &out, level: level)
+            } else {
+                out.append(UInt8(ascii: "{"))
+                newline(&out, level + 1)
+                JSONWriter.append("\".value\":", to: &out)
+                if pretty { out.append(0x20) }
+                write(base, into: &out, level: level + 1)
+                out.append(UInt8(ascii: ","))
+                newline(&out, level + 1)
+                JSONWriter.append("\".priority\":", to: &out)
+                if pretty { out.append(0x20) }
+                write(p, into: &out, level: level + 1)
+                newline(&out, level)
+                out.append(UInt8(ascii: "}"))
+            }
         case .null: JSONWriter.append("null", to: &out)
         case .bool(let v): JSONWriter.append(v ? "true" : "false", to: &out)
         case .int(let v): JSONWriter.appendInt(v, to: &out)
         case .double(let v): JSONWriter.append(JSONWriter.format(v), to: &out)
         case .string(let s): JSONWriter.appendString(s, to: &out)
         case .object(let list):
-            if let count = JSONWriter.arrayLength(list) {
+            if !export, let count = JSONWriter.arrayLength(list) {
                 out.append(UInt8(ascii: "["))
                 var next = 0
                 for idx in 0..<count {
@@ -48,6 +81,13 @@ public struct JSONWriter {
                     out.append(UInt8(ascii: ":"))
                     if pretty { out.append(0x20) }
                     write(e.node, into: &out, level: level + 1)
+                }
+                if let p = priority {
+                    out.append(UInt8(ascii: ","))
+                    newline(&out, level + 1)
+                    JSONWriter.append("\".priority\":", to: &out)
+                    if pretty { out.append(0x20) }
+                    write(p, into: &out, level: level + 1)
                 }
                 newline(&out, level)
                 out.append(UInt8(ascii: "}"))

@@ -23,6 +23,13 @@ public enum Limits {
         return nil
     }
 
+    /// A byte as `\xEF`: how error messages show a byte that is not ASCII (never as the Latin-1
+    /// letter it would be if read as a code point).
+    public static func hexByte(_ b: UInt8) -> String {
+        let h = String(b, radix: 16, uppercase: true)
+        return "\\x" + (h.count == 1 ? "0" : "") + h
+    }
+
     static func hex4(_ b: UInt8) -> String {
         let h = String(b, radix: 16, uppercase: true)
         return String(repeating: "0", count: 4 - h.count) + h
@@ -48,12 +55,38 @@ public enum Limits {
     /// Checks a value about to be written at `path`: every data key valid, no path deeper than
     /// 32 levels, no string longer than 10 MiB, no unknown `.`-key, `.sv` only as a lone
     /// server-value placeholder. Placeholders are validated by `ServerValues`.
+    /// A priority, and any priority inside the value, must be a string (at most 10 MiB), a finite
+    /// number, null or a server value; a value written at a `.priority` path is a priority.
     public static func validate(_ node: Node, at path: Path) throws {
+        if path.isPriority {
+            try validatePriority(node, path: path.node.keys)
+            return
+        }
         try validate(node, depth: path.count, path: path.keys)
+    }
+
+    /// Checks a priority to be stored for the node at `path` (booleans and objects are refused).
+    static func validatePriority(_ p: Node, path: [String]) throws {
+        switch p {
+        case .null, .int: return
+        case .double(let d):
+            if !d.isFinite { throw RTDBError(.invalidData, "priority at \(show(path)) is not finite") }
+        case .string(let s):
+            if s.utf8.count > maxStringBytes {
+                throw RTDBError(.tooLarge, "priority at \(show(path)) is \(s.utf8.count) bytes; the limit is \(maxStringBytes)")
+            }
+        case .object where ServerValues.isPlaceholder(p):
+            try ServerValues.validatePlaceholder(p, at: path)
+        default:
+            throw RTDBError(.invalidData, "priority at \(show(path)) must be a string, a number or null")
+        }
     }
 
     private static func validate(_ node: Node, depth: Int, path: [String]) throws {
         switch node {
+        case .prioritized(let base, let p):
+            try validatePriority(p, path: path)
+            try validate(base, depth: depth, path: path)
         case .string(let s):
             if s.utf8.count > maxStringBytes {
                 throw RTDBError(.tooLarge, "string at \(show(path)) is \(s.utf8.count) bytes; the limit is \(maxStringBytes)")

@@ -3,7 +3,12 @@
 ///   and no child is `.null` (empty objects, empty arrays and nulls are "no data");
 /// * arrays do not exist here: they are objects with keys "0", "1", … (rendered back as arrays
 ///   by `JSONWriter` under the §1.4 rule);
-/// * integers and doubles are kept apart (`.int` is exact to 64 bits).
+/// * integers and doubles are kept apart (`.int` is exact to 64 bits);
+/// * a priority (firebase-semantics §1.4, §3.2) is a `.prioritized` wrapper around a leaf or an
+///   object, never around `.null` (an empty node has no priority) nor around another wrapper; the
+///   priority is a string or a finite number (or, in a value not yet written, a server-value
+///   placeholder). Build wrappers with `withPriority(_:)`, which keeps these rules. Data without
+///   priorities never contains a wrapper, so it costs nothing.
 public enum Node: Sendable {
     case null
     case bool(Bool)
@@ -11,6 +16,7 @@ public enum Node: Sendable {
     case double(Double)
     case string(String)
     case object([Entry])
+    indirect case prioritized(Node, priority: Node)
 
     public struct Entry: Sendable {
         public var key: String
@@ -22,12 +28,64 @@ public enum Node: Sendable {
     }
 
     public var isNull: Bool { if case .null = self { return true } else { return false } }
-    public var isObject: Bool { if case .object = self { return true } else { return false } }
+    /// True for an object, with or without a priority.
+    public var isObject: Bool {
+        switch self {
+        case .object: return true
+        case .prioritized(let base, _): return base.isObject
+        default: return false
+        }
+    }
 
     /// Children of an object (empty for anything else).
     public var children: [Entry] {
-        if case .object(let c) = self { return c }
-        return []
+        switch self {
+        case .object(let c): return c
+        case .prioritized(let base, _): return base.children
+        default: return []
+        }
+    }
+
+    // MARK: priorities
+
+    /// This node's own priority (`.null` when it has none).
+    public var priority: Node {
+        if case .prioritized(_, let p) = self { return p }
+        return .null
+    }
+
+    /// This node without its own priority (its children keep theirs).
+    public var unprioritized: Node {
+        if case .prioritized(let base, _) = self { return base }
+        return self
+    }
+
+    /// This node with its own priority replaced by `priority` (`.null` clears it). An empty node
+    /// stays empty: it cannot carry a priority.
+    public func withPriority(_ priority: Node) -> Node {
+        let base = unprioritized
+        if base.isNull || priority.isNull { return base }
+        return .prioritized(base, priority: priority)
+    }
+
+    /// True when this node or any node below it has a priority.
+    public var hasPriorities: Bool {
+        switch self {
+        case .prioritized: return true
+        case .object(let list): return list.contains { $0.node.hasPriorities }
+        default: return false
+        }
+    }
+
+    /// This tree without any priority, as normal reads show data.
+    public var withoutPriorities: Node {
+        switch self {
+        case .prioritized(let base, _): return base.withoutPriorities
+        case .object(let list):
+            guard list.contains(where: { $0.node.hasPriorities }) else { return self }
+            return .object(list.map { Entry($0.key, $0.node.withoutPriorities) })
+        default: return self
+        }
     }
 
     /// Builds an object from entries in any order: drops null children, keeps the last of
@@ -83,7 +141,10 @@ public enum Node: Sendable {
 
     /// The immediate child named `key` (`.null` when absent or when this is not an object).
     public func child(_ key: String) -> Node {
-        guard case .object(let list) = self else { return .null }
+        guard case .object(let list) = self else {
+            if case .prioritized(let base, _) = self { return base.child(key) }
+            return .null
+        }
         let i = Node.search(list, key)
         return i >= 0 ? list[i].node : .null
     }
@@ -98,8 +159,12 @@ public enum Node: Sendable {
         return node
     }
 
-    /// A copy with the immediate child `key` replaced (`.null` removes it).
+    /// A copy with the immediate child `key` replaced (`.null` removes it). This node keeps its
+    /// priority unless it ends up empty (a leaf that gains a child keeps it too, as in Firebase).
     public func setting(child key: String, to value: Node) -> Node {
+        if case .prioritized(let base, let p) = self {
+            return base.setting(child: key, to: value).withPriority(p)
+        }
         var list = children
         let i = Node.search(list, key)
         if value.isNull {
@@ -127,14 +192,17 @@ public enum Node: Sendable {
         switch self {
         case .null: return 0
         case .object(let list): return list.reduce(0) { $0 + $1.node.leafCount }
+        case .prioritized(let base, _): return base.leafCount
         default: return 1
         }
     }
 
     /// Deep equality as Firebase sees data: strings and keys byte for byte, numbers by value
-    /// (an integer and a double that are numerically equal are the same number).
+    /// (an integer and a double that are numerically equal are the same number), priorities
+    /// included (compare `withoutPriorities` to ignore them).
     public func same(as other: Node) -> Bool {
         switch (self, other) {
+        case let (.prioritized(a, p), .prioritized(b, q)): return p.same(as: q) && a.same(as: b)
         case (.null, .null): return true
         case let (.bool(a), .bool(b)): return a == b
         case let (.string(a), .string(b)): return KeyOrder.same(a, b)

@@ -6,6 +6,9 @@ public struct Query: Sendable {
         case key
         case value
         case child(Path)
+        /// By priority (firebase-semantics §3.2): no priority first, then numbers (numeric), then
+        /// strings (UTF-16 code units); ties by key. Bounds are null, numbers or strings.
+        case priority
     }
 
     public struct Bound: Sendable {
@@ -43,7 +46,7 @@ public struct Query: Sendable {
     }
 
     /// Checks bound types (cli.md §5, firebase-semantics §3.3): key-order bounds are keys,
-    /// value and child bounds are primitives.
+    /// value and child bounds are primitives, priority bounds are null, numbers or strings.
     public func validate() throws {
         for b in [start, end].compactMap({ $0 }) {
             switch order {
@@ -55,10 +58,18 @@ public struct Query: Sendable {
                 _ = s
             case .value, .child:
                 if b.value.isObject { throw RTDBError(.invalidQuery, "query bounds must be primitive values") }
+            case .priority:
+                switch b.value {
+                case .null, .int, .double, .string: break
+                default: throw RTDBError(.invalidQuery, "bounds of a priority-ordered query must be null, numbers or strings")
+                }
             }
         }
         if case .child(let p) = order, p.isRoot {
             throw RTDBError(.invalidQuery, "--order-by-child needs a child path")
+        }
+        if case .child(let p) = order, p.isPriority {
+            throw RTDBError(.invalidQuery, "--order-by-child cannot name .priority; order by priority instead")
         }
         switch limit {
         case .first(let n)?, .last(let n)?:
@@ -74,6 +85,7 @@ public struct Query: Sendable {
         case .key: return .null
         case .value: return node
         case .child(let p): return node.child(at: p)
+        case .priority: return node.priority
         }
     }
 
@@ -84,10 +96,14 @@ public struct Query: Sendable {
         return c != 0 ? c : KeyOrder.compare(ka, kb)
     }
 
-    /// True when a child moved in this index, i.e. its sort value changed (§4.1).
+    /// True when a changed child counts as moved in this index (firebase-semantics §4.1): its
+    /// indexed value is not deep-equal before and after (`Node.same`), whatever the sort
+    /// comparison says. Value order: any change to the child (an object child that changes is a
+    /// move, although all objects sort alike); child order: any change to the node at the child
+    /// path, inside an object there too; priority order: a different priority; key order: never.
     public func sortValueChanged(old: Node, new: Node) -> Bool {
         if case .key = order { return false }
-        return ValueOrder.compare(indexValue(old), indexValue(new)) != 0
+        return !indexValue(old).same(as: indexValue(new))
     }
 
     /// Compares a child with a bound post; the bound's missing key stands for the smallest or
@@ -123,9 +139,9 @@ public struct Query: Sendable {
 
     /// The children of `node` this query shows, in query order.
     public func window(of node: Node) -> [Node.Entry] {
-        guard case .object(let all) = node else { return [] }
+        guard case .object(let all) = node.unprioritized else { return [] }
         if isUnfiltered { return all }
-        var list = (start == nil && end == nil) ? all : all.filter { inRange($0.key, $0.node) }
+        let list = (start == nil && end == nil) ? all : all.filter { inRange($0.key, $0.node) }
         if case .key = order {
             // Children are stored in key order already.
             return Query.applyLimit(limit, to: list)
@@ -193,10 +209,11 @@ public struct Query: Sendable {
     }
 
     /// The window as a value (an object in key order), as a `value` event carries it. Without
-    /// bounds or a limit a primitive shows as itself, whatever the order; otherwise as null.
+    /// bounds or a limit the location shows as itself (a primitive too, and with its priority),
+    /// whatever the order; otherwise a primitive shows as null and the window has no priority.
     public func windowValue(of node: Node) -> Node {
-        guard case .object(let all) = node else { return start == nil && end == nil && limit == nil ? node : .null }
-        if isUnfiltered { return node }
+        if start == nil && end == nil && limit == nil { return node }
+        guard case .object(let all) = node.unprioritized else { return .null }
         if limit == nil {
             // Range only: the kept children are already in key order, no sort needed.
             let kept = (start == nil && end == nil) ? all : all.filter { inRange($0.key, $0.node) }

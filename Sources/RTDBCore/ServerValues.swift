@@ -29,15 +29,22 @@ public enum ServerValues {
     }
 
     public static func containsPlaceholder(_ node: Node) -> Bool {
+        if case .prioritized(let base, let p) = node { return isPlaceholder(p) || containsPlaceholder(base) }
         guard case .object(let list) = node else { return false }
         if isPlaceholder(node) { return true }
         return list.contains { containsPlaceholder($0.node) }
     }
 
     /// Resolves every placeholder in `node` (to be written at `path`). `existing` answers the
-    /// value stored at a path before this write; it is consulted only for increments.
+    /// value stored at a path before this write; it is consulted only for increments. A priority
+    /// placeholder resolves against the existing priority (`path/.priority`).
     public static func resolve(_ node: Node, at path: Path, now: Int64,
                                existing: (Path) throws -> Node) rethrows -> Node {
+        if case .prioritized(let base, let p) = node {
+            let value = try resolve(base, at: path, now: now, existing: existing)
+            let priority = try resolve(p, at: path.priority, now: now, existing: existing)
+            return value.withPriority(priority)
+        }
         guard case .object(let list) = node else { return node }
         if isPlaceholder(node) {
             switch list[0].node {
@@ -49,7 +56,7 @@ public enum ServerValues {
         }
         if !containsPlaceholder(node) { return node }
         var out = list
-        for i in out.indices where out[i].node.isObject {
+        for i in out.indices where out[i].node.isObject || ServerValues.containsPlaceholder(out[i].node) {
             out[i].node = try resolve(out[i].node, at: path.appending(out[i].key), now: now, existing: existing)
         }
         return .object(out)

@@ -22,9 +22,11 @@ public struct FeedEntry: Sendable {
 /// `watch` observer reads), a `changes` row with the operation and the resolved data it wrote,
 /// so a reader in another process can replay writes one by one, in commit order, as the writer
 /// made them (a set stays a set, a multi-path update stays one update). Data over
-/// `changeDataLeaves` leaves is not copied: readers then read the current value instead.
+/// `changeDataLeaves` leaves or `changeDataBytes` bytes of JSON is not copied (a large write
+/// would otherwise cost twice its size on disk): readers then read the current value instead.
 extension EmbeddedDatabase {
-    static let changeDataLeaves = 10_000
+    static let changeDataLeaves = 2_000
+    static let changeDataBytes = 65_536
 
     func recordChange(_ c: Connection, seq: Int64, _ change: LoggedChange) throws {
         if !changesTableReady {
@@ -34,6 +36,23 @@ extension EmbeddedDatabase {
         let ins = try c.statement("INSERT INTO changes(seq, op, base, data) VALUES(?1, ?2, ?3, ?4)")
         ins.bind(1, int: seq)
         var data: [UInt8]? = nil
+        var change = change
+        // A priority write is a change of its node: readers read that node back.
+        if case .set(let p, _) = change, p.isPriority {
+            change = .set(p.node, .null)
+            ins.bind(2, text: "set")
+            ins.bind(3, text: EmbeddedDatabase.encodeString(p.node))
+            sqlite3_bind_null(ins.handle, 4)
+            try ins.run()
+            return
+        }
+        if case .update(let base, let list) = change, list.contains(where: { $0.path.isPriority }) {
+            ins.bind(2, text: "update")
+            ins.bind(3, text: EmbeddedDatabase.encodeString(base))
+            sqlite3_bind_null(ins.handle, 4)
+            try ins.run()
+            return
+        }
         switch change {
         case .set(let path, let value):
             ins.bind(2, text: "set")
@@ -62,7 +81,7 @@ extension EmbeddedDatabase {
                 data = out
             }
         }
-        if let data {
+        if let data, data.count <= EmbeddedDatabase.changeDataBytes {
             data.withUnsafeBufferPointer { ins.bind(4, bytes: $0) }
         } else {
             sqlite3_bind_null(ins.handle, 4)

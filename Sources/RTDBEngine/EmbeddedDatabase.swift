@@ -11,8 +11,13 @@ import Darwin
 /// Storage: one row per leaf in `data(path, v)`, `path` being the keys joined by `/` (the root
 /// leaf is `""`), so a subtree is one contiguous key range and reading a small path touches only
 /// its own rows. `v` holds integers, doubles and strings natively and booleans as a 1-byte blob.
-/// Every write also appends the paths it touched to `log(seq, paths)`, which watchers read to
-/// learn what other processes changed.
+/// Priorities live apart, one row per node that has one in `priorities(path, p)` (same path
+/// encoding), so data without priorities has exactly the rows it always had; every write keeps
+/// that table exact (a row only for a node that holds data). Every write also appends the paths
+/// it touched to `log(seq, paths)`, which watchers read to learn what other processes changed.
+///
+/// Schema versions (`PRAGMA user_version`): 1 = `data` and `log`; 2 adds `priorities`. A version-1
+/// file is read as it is (it has no priorities) and upgraded by its first write.
 ///
 /// Concurrency: WAL journal, `synchronous=FULL`, writers in `BEGIN IMMEDIATE`, a busy handler
 /// that waits up to the timeout. Each public call is one transaction.
@@ -24,7 +29,7 @@ public final class EmbeddedDatabase: Database {
     /// Observation poll interval.
     public var pollMicros: UInt32 = 2_000
 
-    private var conn: Connection?
+    var conn: Connection?
     /// The tables exist (seen by a read or created by a write); they are never dropped.
     private var hasSchema = false
     /// The writer's pragmas are set and the tables exist.
@@ -34,8 +39,17 @@ public final class EmbeddedDatabase: Database {
     var batchOpen = false
     /// The `changes` table is known to exist (ChangeFeed.swift).
     var changesTableReady = false
+    /// The file has the `priorities` table (schema version 2 or later).
+    var hasPriorityTable = false
+    /// The connection reads the file alone (`FileAccess.immutableURI`): this user may read the
+    /// file but not create its WAL files. It sees no later commits.
+    private(set) var immutable = false
+    /// What the path named when the connection was opened (see `fileChanged`).
+    private var openedSignature: FileAccess.Signature? = nil
 
-    static let schemaVersion: Int64 = 1
+    static let schemaVersion: Int64 = 2
+    /// The oldest schema this code reads: files made before priorities were stored.
+    static let oldestReadableSchemaVersion: Int64 = 1
     static let logKeep: Int64 = 10_000
     static let logMaxPaths = 256
 
@@ -57,34 +71,47 @@ public final class EmbeddedDatabase: Database {
 
     // MARK: connection
 
-    private func fileExists() -> Bool {
-        var st = stat()
-        return stat(file, &st) == 0
-    }
-
     /// The connection for reading, or nil while nothing is stored: no file yet, or a file
     /// whose tables another process has not created yet.
     func readConnection() throws -> Connection? {
         if conn == nil {
-            guard fileExists() else { return nil }
-            conn = try Connection(file: file, create: false, timeoutSeconds: timeoutSeconds)
+            guard try FileAccess.exists(file) else { return nil }
+            conn = try openChecked(create: false)
         }
         guard let c = conn else { return nil }
         if !hasSchema {
-            guard try c.integer("PRAGMA user_version") == EmbeddedDatabase.schemaVersion else { return nil }
+            let version = try c.integer("PRAGMA user_version") ?? 0
+            guard version >= EmbeddedDatabase.oldestReadableSchemaVersion,
+                  version <= EmbeddedDatabase.schemaVersion else { return nil }
             hasSchema = true
+            hasPriorityTable = version >= 2
         }
         return c
+    }
+
+    /// True when the file can hold priorities; a version-1 file is checked again each time, as
+    /// another process may upgrade it meanwhile.
+    func priorityTableExists(_ c: Connection) throws -> Bool {
+        if hasPriorityTable { return true }
+        hasPriorityTable = (try c.integer("PRAGMA user_version") ?? 0) >= 2
+        return hasPriorityTable
     }
 
     /// The connection for writing: creates parent folders and the file on first write.
     func writeConnection() throws -> Connection {
         let c: Connection
-        if let existing = conn {
+        if let existing = conn, !immutable {
             c = existing
         } else {
             try makeParentDirectories()
-            c = try Connection(file: file, create: true, timeoutSeconds: timeoutSeconds)
+            if try !FileAccess.exists(file) {
+                try FileAccess.checkCreatable(file)
+            } else if !FileAccess.writable(file) {
+                // Refused before SQLite opens it, which would leave WAL files of this user's.
+                throw RTDBError(.permissionDenied, FileAccess.readOnlyReason(file))
+            }
+            c = try openChecked(create: true)
+            immutable = false
             conn = c
         }
         if !writerReady {
@@ -96,20 +123,108 @@ public final class EmbeddedDatabase: Database {
             if try c.integer("PRAGMA user_version") != EmbeddedDatabase.schemaVersion {
                 try c.exec("BEGIN IMMEDIATE")
                 do {
-                    try c.exec("""
-                        CREATE TABLE IF NOT EXISTS data(path TEXT PRIMARY KEY, v) WITHOUT ROWID;
-                        CREATE TABLE IF NOT EXISTS log(seq INTEGER PRIMARY KEY AUTOINCREMENT, paths TEXT NOT NULL);
-                        PRAGMA user_version=\(EmbeddedDatabase.schemaVersion);
-                        """)
+                    // Read again under the write lock: another process may have done it already.
+                    let version = try c.integer("PRAGMA user_version") ?? 0
+                    if version > EmbeddedDatabase.schemaVersion {
+                        throw RTDBError(.unavailable, "\(file) has schema version \(version), newer than this rtdb writes (\(EmbeddedDatabase.schemaVersion))")
+                    }
+                    if version < 1 { try EmbeddedDatabase.createSchemaVersion1(c) }
+                    if version < 2 { try EmbeddedDatabase.migrateToSchemaVersion2(c) }
+                    // Marked in the same transaction: another process opening the file must never
+                    // see rtdb's tables without rtdb's mark (it would refuse the file as foreign).
+                    try FileMark.mark(c)
                     try c.exec("COMMIT")
                 } catch {
                     try? c.exec("ROLLBACK")
                     throw error
                 }
             }
+            try FileMark.mark(c)
             hasSchema = true
+            hasPriorityTable = true
             writerReady = true
         }
+        return c
+    }
+
+    /// Schema version 1: the leaves and the write log.
+    static func createSchemaVersion1(_ c: Connection) throws {
+        try c.exec("""
+            CREATE TABLE IF NOT EXISTS data(path TEXT PRIMARY KEY, v) WITHOUT ROWID;
+            CREATE TABLE IF NOT EXISTS log(seq INTEGER PRIMARY KEY AUTOINCREMENT, paths TEXT NOT NULL);
+            PRAGMA user_version=1;
+            """)
+    }
+
+    /// Schema version 2: priorities, one row per node that has one (path encoded as in `data`).
+    /// Existing data keeps its rows; a version-1 file simply had no priorities.
+    static func migrateToSchemaVersion2(_ c: Connection) throws {
+        try c.exec("""
+            CREATE TABLE IF NOT EXISTS priorities(path TEXT PRIMARY KEY, p) WITHOUT ROWID;
+            PRAGMA user_version=2;
+            """)
+    }
+
+    /// Opens the file and accepts it only when it is one of rtdb's (see `FileMark`), before
+    /// anything is read from it or changed in it.
+    private func openChecked(create: Bool) throws -> Connection {
+        if !create && !FileAccess.writable(file) && !FileAccess.logExists(file) {
+            // A reader who may not write the file must not leave WAL files of its own beside it:
+            // they would belong to this user and could keep the file's owner from writing.
+            return try openImmutable(after: nil)
+        }
+        let c = try Connection(file: file, create: create, timeoutSeconds: timeoutSeconds)
+        do {
+            _ = try FileMark.check(c, newest: EmbeddedDatabase.schemaVersion)
+        } catch let e as RTDBError where e.code == .permissionDenied && !create {
+            FileMark.release(c)
+            return try openImmutable(after: e)
+        } catch {
+            FileMark.release(c)
+            throw error
+        }
+        openedSignature = FileAccess.signature(file, detailed: false)
+        return c
+    }
+
+    /// True when the path no longer names the file the connection has open (it was removed or
+    /// replaced by another file), or, for a connection that reads the file alone, when the file
+    /// or its write-ahead log changed.
+    func fileChanged() -> Bool {
+        guard conn != nil else { return false }
+        return FileAccess.signature(file, detailed: immutable) != openedSignature
+    }
+
+    /// Closes the connection after `fileChanged`, so that the next call opens whatever the path
+    /// names now. No checkpoint on close: SQLite would then delete `FILE-wal` and `FILE-shm` by
+    /// name, and those may now belong to the file that took this one's place.
+    func closeConnection() {
+        if let c = conn { _ = rtdb_sqlite3_db_config_flag(c.handle, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1) }
+        conn = nil
+        hasSchema = false
+        writerReady = false
+        immutable = false
+        openedSignature = nil
+    }
+
+    /// A reader that may not create `FILE-shm` reads the file itself, when no write-ahead log
+    /// holds changes it would miss. The connection sees no later commits: `Observer` reopens
+    /// it when the file or its log changes.
+    private func openImmutable(after error: RTDBError?) throws -> Connection {
+        if FileAccess.hasWriteAheadLog(file) {
+            let dir = FileAccess.folder(of: file)
+            throw RTDBError(.permissionDenied, "cannot read database \(file): its write-ahead log \(file)-wal holds changes that "
+                            + "this user cannot read without creating \(file)-shm in \(dir); make the folder writable, or "
+                            + "run rtdb once as a user who can (its next read or write folds the log into the file)")
+        }
+        let c = try Connection(file: file, create: false, timeoutSeconds: timeoutSeconds, immutable: true)
+        do {
+            _ = try FileMark.check(c, newest: EmbeddedDatabase.schemaVersion)
+        } catch let e as RTDBError where e.code == .permissionDenied {
+            throw error ?? e
+        }
+        immutable = true
+        openedSignature = FileAccess.signature(file, detailed: true)
         return c
     }
 
@@ -158,9 +273,9 @@ public final class EmbeddedDatabase: Database {
     }
 
     /// Runs `body` in a write transaction; commits when it returns, rolls back when it throws.
-    private func writing<T>(_ body: (Connection) throws -> T) throws -> T {
+    func writing<T>(_ body: (Connection) throws -> T) throws -> T {
         if batching { return try writingInBatch(body) }
-        return try retryingWhileBusy {
+        return try retryingAfterFullDisk { try retryingWhileBusy {
             let c = try writeConnection()
             try c.exec("BEGIN IMMEDIATE")
             do {
@@ -168,10 +283,11 @@ public final class EmbeddedDatabase: Database {
                 try c.exec("COMMIT")
                 return result
             } catch {
+                c.noteFullDisk()
                 if !c.autocommit { try? c.exec("ROLLBACK") }
                 throw error
             }
-        }
+        } }
     }
 
     // MARK: Database
@@ -180,8 +296,13 @@ public final class EmbeddedDatabase: Database {
         try reading(.null) { c in try read(c, path) }
     }
 
+    public func export(_ path: Path) throws -> Node {
+        try reading(.null) { c in try readExport(c, path) }
+    }
+
     public func shallow(_ path: Path) throws -> Node {
         try reading(.null) { c in
+            if path.isPriority { return try read(c, path) }
             let enc = EmbeddedDatabase.encode(path)
             if let v = try leaf(c, at: enc) { return v }
             return Node.object(normalizing: try childKeys(c, enc).map { Node.Entry($0, .bool(true)) })
@@ -190,11 +311,15 @@ public final class EmbeddedDatabase: Database {
 
     public func query(_ path: Path, _ query: Query) throws -> [Node.Entry] {
         try reading([]) { c in
+            if path.isPriority { return [] }   // a priority is a primitive: no children
             // A limited value/child order needs only each child's sort value to pick the window.
-            if case .key = query.order {} else if query.limit != nil {
-                return try indexedWindow(c, path, query)
+            switch query.order {
+            case .value, .child:
+                if query.limit != nil { return try indexedWindow(c, path, query) }
+            case .key, .priority:
+                break
             }
-            return query.window(of: try read(c, path))
+            return query.window(of: try readExport(c, path))
         }
     }
 
@@ -203,9 +328,16 @@ public final class EmbeddedDatabase: Database {
             let now = clock()
             let resolved = try ServerValues.resolve(value, at: path, now: now) { try readForIncrement(c, $0) }
             try write(c, path, resolved)
-            try log(c, [path], .set(path, resolved))
-            return resolved
+            let stored = try storedPriority(c, path) ?? resolved
+            try log(c, [path], .set(path, stored))
+            return stored
         }
+    }
+
+    /// What a write at a `.priority` path left stored (null when the node is empty); nil for
+    /// other paths, whose written value is what is stored.
+    private func storedPriority(_ c: Connection, _ path: Path) throws -> Node? {
+        path.isPriority ? try priority(c, of: path.node) : nil
     }
 
     public func update(_ path: Path, _ entries: [(path: Path, value: Node)]) throws -> [(path: Path, value: Node)] {
@@ -215,7 +347,9 @@ public final class EmbeddedDatabase: Database {
             let resolved = try entries.map { e in
                 (path: e.path, value: try ServerValues.resolve(e.value, at: path.appending(e.path), now: now) { try readForIncrement(c, $0) })
             }
-            for e in resolved { try write(c, path.appending(e.path), e.value) }
+            // Priorities last: a node created by this same update takes its new priority.
+            for e in resolved where !e.path.isPriority { try write(c, path.appending(e.path), e.value) }
+            for e in resolved where e.path.isPriority { try write(c, path.appending(e.path), e.value) }
             if !resolved.isEmpty {
                 try log(c, resolved.count > EmbeddedDatabase.logMaxPaths ? [path] : resolved.map { path.appending($0.path) },
                         .update(path, resolved))
@@ -225,7 +359,8 @@ public final class EmbeddedDatabase: Database {
     }
 
     public func push(_ path: Path, _ values: [Node]) throws -> [Node.Entry] {
-        try writing { c in
+        if path.isPriority { throw RTDBError(.invalidPath, "cannot push under \(path): a priority has no children") }
+        return try writing { c in
             let now = clock()
             var out: [Node.Entry] = []
             out.reserveCapacity(values.count)
@@ -252,11 +387,16 @@ public final class EmbeddedDatabase: Database {
     public func compareAndSet(_ path: Path, expected: Node, value: Node) throws -> CompareAndSetResult {
         try writing { c in
             let current = try read(c, path)
-            guard current.same(as: expected) else { return .stale(current: current) }
-            let resolved = try ServerValues.resolve(value, at: path, now: clock()) { try readForIncrement(c, $0) }
+            guard current.same(as: expected.withoutPriorities) else { return .stale(current: current) }
+            var resolved = try ServerValues.resolve(value, at: path, now: clock()) { try readForIncrement(c, $0) }
+            if !path.isPriority && resolved.priority.isNull {
+                // As Firebase's transactions: the node keeps its priority unless the value sets one.
+                resolved = resolved.withPriority(try priority(c, of: path))
+            }
             try write(c, path, resolved)
-            try log(c, [path], .set(path, resolved))
-            return .committed(resolved)
+            let stored = try storedPriority(c, path) ?? resolved
+            try log(c, [path], .set(path, stored))
+            return .committed(stored)
         }
     }
 
@@ -264,8 +404,9 @@ public final class EmbeddedDatabase: Database {
         try writing { c in
             let new = ServerValues.increment(try readForIncrement(c, path), by: delta)
             try write(c, path, new)
-            try log(c, [path], .set(path, new))
-            return new
+            let stored = try storedPriority(c, path) ?? new
+            try log(c, [path], .set(path, stored))
+            return stored
         }
     }
 

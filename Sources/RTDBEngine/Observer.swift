@@ -8,7 +8,10 @@ import Darwin
 /// Follows one location of an embedded database across processes. It polls SQLite's
 /// `data_version` (a cheap shared-memory check that changes when any other connection commits);
 /// on a change it reads the write log since its last position and re-reads only the children
-/// the new writes touched, or the whole location when a write covered it.
+/// the new writes touched, or the whole location when a write covered it. Every 50 ms it also
+/// checks that the path still names the file it has open: when the file was removed or replaced
+/// (a new inode), it follows the path to the new file, or to nothing, and reports the value found
+/// there as a change.
 struct Observer {
     let database: EmbeddedDatabase
     let path: Path
@@ -30,6 +33,19 @@ struct Observer {
             if now - lastIdle >= 50_000_000 {
                 lastIdle = now
                 if try !idle() { return }
+                if database.fileChanged() {
+                    // Removed or replaced: follow whatever the path names now (nothing reads
+                    // as null), from its own log position.
+                    database.closeConnection()
+                    let snap = try database.snapshot(path)
+                    seq = snap?.seq ?? 0
+                    version = snap == nil ? nil : try database.dataVersion()
+                    let fresh = snap?.value ?? .null
+                    if fresh.same(as: value) { continue }
+                    value = fresh
+                    if try !onChange(value, nil) { return }
+                    continue
+                }
             }
             guard let v = try database.dataVersion() else { continue }   // no file yet
             if v == version { continue }
@@ -56,6 +72,8 @@ extension EmbeddedDatabase {
             var whole = false
             var keys: [String] = []
             var first = true
+            // A `.priority` path follows its node: any change in or above the node may change it.
+            let node = path.node
             while try s.step() {
                 let n = s.int(0)
                 // Entries were trimmed since `seq`, or the watcher started before there was a log.
@@ -65,19 +83,19 @@ extension EmbeddedDatabase {
                 if whole { continue }
                 for line in s.string(1).split(separator: "\n", omittingEmptySubsequences: false) {
                     let changed = Path(validatedKeys: line.isEmpty ? [] : line.split(separator: "/").map(String.init))
-                    if changed.contains(path) { whole = true; break }
+                    if changed.contains(node) || (path.isPriority && node.contains(changed)) { whole = true; break }
                     if path.contains(changed) { keys.append(changed.keys[path.count]) }
                 }
             }
             s.reset()
             if last == seq { return nil }
-            if whole { return (last, try read(c, path), nil) }
+            if whole { return (last, try readExport(c, path), nil) }
             if keys.isEmpty { return (last, current, []) }
             var value = current
             var seen: [String] = []
             for k in keys where !seen.contains(where: { KeyOrder.same($0, k) }) {
                 seen.append(k)
-                value = value.setting(child: k, to: try read(c, path.appending(k)))
+                value = value.setting(child: k, to: try readExport(c, path.appending(k)))
             }
             return (last, value, seen)
         }
@@ -86,7 +104,7 @@ extension EmbeddedDatabase {
     /// The current value at `path` and the log position it reflects, in one snapshot.
     func snapshot(_ path: Path) throws -> (seq: Int64, value: Node)? {
         try reading(nil) { c in
-            (try c.integer("SELECT COALESCE(MAX(seq), 0) FROM log") ?? 0, try read(c, path))
+            (try c.integer("SELECT COALESCE(MAX(seq), 0) FROM log") ?? 0, try readExport(c, path))
         }
     }
 

@@ -37,13 +37,15 @@ struct SQLiteError: Error, CustomStringConvertible {
             }
             return RTDBError(.unavailable, "cannot open database \(file)" + (systemErrno != 0 ? ": \(String(cString: strerror(systemErrno)))" : ""))
         case SQLITE_READONLY, SQLITE_PERM, SQLITE_AUTH:
-            return RTDBError(.permissionDenied, "database \(file) is read-only")
+            return RTDBError(.permissionDenied, FileAccess.readOnlyReason(file))
         case SQLITE_FULL:
             return RTDBError(.ioError, "disk full while writing \(file); nothing was written")
         case SQLITE_NOTADB:
-            return RTDBError(.ioError, "\(file) is not a database file")
+            return RTDBError(.invalidDatabase, "\(file) is not an rtdb database (it is not an SQLite file); it was left unchanged")
         case SQLITE_CORRUPT:
             return RTDBError(.ioError, "database \(file) is corrupt")
+        case SQLITE_IOERR where systemErrno == ENOSPC:
+            return RTDBError(.ioError, "disk full while using \(file); nothing was written. Free some space on its disk and try again")
         case SQLITE_IOERR:
             return RTDBError(.ioError, "I/O error on \(file): \(message)")
         case SQLITE_NOMEM:
@@ -88,10 +90,13 @@ final class Connection {
     private let busy: BusyState
     private var statements: [String: Statement] = [:]
 
-    init(file: String, create: Bool, timeoutSeconds: Double) throws {
+    /// `immutable`: read the file alone, read-only, without locks or WAL files (see `FileAccess`).
+    init(file: String, create: Bool, timeoutSeconds: Double, immutable: Bool = false) throws {
         var db: OpaquePointer?
-        let flags = SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0) | SQLITE_OPEN_NOMUTEX
-        let rc = sqlite3_open_v2(file, &db, flags, nil)
+        let flags = immutable
+            ? SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX
+            : SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0) | SQLITE_OPEN_NOMUTEX
+        let rc = sqlite3_open_v2(immutable ? FileAccess.immutableURI(file) : file, &db, flags, nil)
         guard rc == SQLITE_OK, let db else {
             let err = SQLiteError(code: rc, systemErrno: db.map { sqlite3_system_errno($0) } ?? errno,
                                   message: db.map { String(cString: sqlite3_errmsg($0)) } ?? "cannot open", sql: nil)
@@ -146,6 +151,15 @@ final class Connection {
         let s = try statement(sql)
         defer { s.reset() }
         return try s.step() ? s.string(0) : nil
+    }
+
+    /// Set when a statement failed because the disk is full (see `noteFullDisk`).
+    var diskWasFull = false
+
+    /// Records whether the last failure on this connection was a full disk; call it before a
+    /// rollback, which resets SQLite's error code.
+    func noteFullDisk() {
+        diskWasFull = sqlite3_errcode(handle) & 0xFF == SQLITE_FULL
     }
 
     /// False while a transaction is open on this connection.

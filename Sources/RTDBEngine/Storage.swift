@@ -32,6 +32,8 @@ extension EmbeddedDatabase {
         case .bool(let v):
             var b: UInt8 = v ? 1 : 0
             sqlite3_bind_blob(s.handle, col, &b, 1, sqliteTransient)
+        case .prioritized(let base, _):
+            bind(s, col, base)
         case .null, .object:
             sqlite3_bind_null(s.handle, col)
         }
@@ -53,8 +55,10 @@ extension EmbeddedDatabase {
 
     // MARK: reads (inside a transaction)
 
-    /// The value at `path` as of the current transaction.
+    /// The value at `path` as of the current transaction, without priorities (a `.priority`
+    /// path gives the priority).
     func read(_ c: Connection, _ path: Path) throws -> Node {
+        if path.isPriority { return try priority(c, of: path.node) }
         let enc = EmbeddedDatabase.encode(path)
         if let v = try leaf(c, at: enc) { return v }
         var builder = TreeBuilder()
@@ -66,6 +70,51 @@ extension EmbeddedDatabase {
         return builder.finish()
     }
 
+    /// The value at `path` with its priorities (`Node.prioritized`), as an export shows it.
+    /// Costs one more indexed lookup than `read` when there are no priorities.
+    func readExport(_ c: Connection, _ path: Path) throws -> Node {
+        if path.isPriority { return try priority(c, of: path.node) }
+        let enc = EmbeddedDatabase.encode(path)
+        let (own, below) = try priorityRows(c, enc)
+        if own == nil && below.isEmpty { return try read(c, path) }
+        if let v = try leaf(c, at: enc) { return v.withPriority(own ?? .null) }
+        var builder = TreeBuilder()
+        builder.priorities = below
+        let skip = enc.isEmpty ? 0 : enc.count + 1
+        try scanDescendants(c, enc) { s in
+            let rel = s.bytes(0)
+            builder.add(rel: UnsafeBufferPointer(rebasing: rel[skip...]), value: EmbeddedDatabase.leaf(s, 1))
+        }
+        return builder.finish().withPriority(own ?? .null)
+    }
+
+    /// The priority of the node at `path` (`.null` when it has none).
+    func priority(_ c: Connection, of path: Path) throws -> Node {
+        guard try priorityTableExists(c) else { return .null }
+        let s = try c.statement("SELECT p FROM priorities WHERE path = ?1")
+        EmbeddedDatabase.encode(path).withUnsafeBufferPointer { s.bind(1, bytes: $0) }
+        defer { s.reset() }
+        return try s.step() ? EmbeddedDatabase.leaf(s, 0) : .null
+    }
+
+    /// The priority stored for the encoded path itself and those below it (keyed by their path
+    /// relative to it, as `TreeBuilder` sees rows).
+    func priorityRows(_ c: Connection, _ enc: [UInt8]) throws -> (own: Node?, below: [[UInt8]: Node]) {
+        guard try priorityTableExists(c) else { return (nil, [:]) }
+        let one = try c.statement("SELECT p FROM priorities WHERE path = ?1")
+        enc.withUnsafeBufferPointer { one.bind(1, bytes: $0) }
+        let own = try one.step() ? EmbeddedDatabase.leaf(one, 0) : nil
+        one.reset()
+        var below: [[UInt8]: Node] = [:]
+        let skip = enc.isEmpty ? 0 : enc.count + 1
+        let s = try descendants(c, enc, "SELECT path, p FROM priorities")
+        defer { s.reset() }
+        while try s.step() {
+            below[Array(s.bytes(0)[skip...])] = EmbeddedDatabase.leaf(s, 1)
+        }
+        return (own, below)
+    }
+
     /// Calls `row` for every leaf strictly below the encoded path, in storage order
     /// (column 0: path, column 1: value).
     func scanDescendants(_ c: Connection, _ enc: [UInt8], _ row: (Statement) throws -> Void) throws {
@@ -75,7 +124,7 @@ extension EmbeddedDatabase {
     }
 
     /// `select` restricted to the rows strictly below the encoded path, bound and ready to step.
-    private func descendants(_ c: Connection, _ enc: [UInt8], _ select: String, suffix: String = "") throws -> Statement {
+    func descendants(_ c: Connection, _ enc: [UInt8], _ select: String, suffix: String = "") throws -> Statement {
         guard let (lo, hi) = EmbeddedDatabase.descendantRange(enc) else {
             return try c.statement(select + " WHERE path > ''" + suffix)
         }
@@ -85,8 +134,10 @@ extension EmbeddedDatabase {
         return s
     }
 
-    /// Only what an increment needs: the leaf at `path`, or an object marker, or null.
+    /// Only what an increment needs: the leaf at `path`, or an object marker, or null (a
+    /// `.priority` path: the priority).
     func readForIncrement(_ c: Connection, _ path: Path) throws -> Node {
+        if path.isPriority { return try priority(c, of: path.node) }
         let enc = EmbeddedDatabase.encode(path)
         if let v = try leaf(c, at: enc) { return v }
         return try hasDescendants(c, enc) ? EmbeddedDatabase.someObject : .null
@@ -111,14 +162,54 @@ extension EmbeddedDatabase {
 
     // MARK: writes (inside a transaction)
 
-    /// Replaces the value at `path` with `value` (already resolved).
+    /// Replaces the value at `path` with `value` (already resolved), its priorities included: a
+    /// node written without one loses the one it had. Writing a `.priority` path sets or clears
+    /// that node's priority only. A node left empty by the write loses its priority too.
     func write(_ c: Connection, _ path: Path, _ value: Node) throws {
+        if path.isPriority {
+            try writePriority(c, of: path.node, value)
+            return
+        }
         var enc = EmbeddedDatabase.encode(path)
         try removeAncestorLeaves(c, of: path)
         try deleteSubtree(c, enc)
         let rows = try LeafRows(c)
         try insert(rows, value, &enc)
         try rows.flush()
+        if value.isNull { try clearPrioritiesOfEmptiedAncestors(c, of: path) }
+    }
+
+    /// Sets (or with `.null` clears) the priority of the node at `path`; an empty node takes none.
+    func writePriority(_ c: Connection, of path: Path, _ priority: Node) throws {
+        let enc = EmbeddedDatabase.encode(path)
+        if !priority.isNull, try leaf(c, at: enc) != nil || hasDescendants(c, enc) {
+            let s = try c.statement("INSERT OR REPLACE INTO priorities(path, p) VALUES(?1, ?2)")
+            enc.withUnsafeBufferPointer { s.bind(1, bytes: $0) }
+            EmbeddedDatabase.bind(s, 2, priority)
+            try s.run()
+        } else {
+            let s = try c.statement("DELETE FROM priorities WHERE path = ?1")
+            enc.withUnsafeBufferPointer { s.bind(1, bytes: $0) }
+            try s.run()
+        }
+    }
+
+    /// After data was removed at `path`: an ancestor left without data loses its priority.
+    func clearPrioritiesOfEmptiedAncestors(_ c: Connection, of path: Path) throws {
+        if path.isRoot { return }
+        let any = try c.statement("SELECT 1 FROM priorities LIMIT 1")
+        let some = try any.step()
+        any.reset()
+        guard some else { return }
+        var ancestor = path
+        while let parent = ancestor.parent {
+            ancestor = parent
+            let enc = EmbeddedDatabase.encode(ancestor)
+            if try leaf(c, at: enc) != nil || hasDescendants(c, enc) { return }   // so are its ancestors
+            let del = try c.statement("DELETE FROM priorities WHERE path = ?1")
+            enc.withUnsafeBufferPointer { del.bind(1, bytes: $0) }
+            try del.run()
+        }
     }
 
     /// Removes a leaf at any proper ancestor of `path`: it would shadow a value written there.
@@ -136,25 +227,32 @@ extension EmbeddedDatabase {
         }
     }
 
+    /// Deletes the rows of the encoded path and below it, in `data` and in `priorities`.
     func deleteSubtree(_ c: Connection, _ enc: [UInt8]) throws {
-        if let (lo, hi) = EmbeddedDatabase.descendantRange(enc) {
-            let del = try c.statement("DELETE FROM data WHERE path = ?1")
-            enc.withUnsafeBufferPointer { del.bind(1, bytes: $0) }
-            try del.run()
-            let range = try c.statement("DELETE FROM data WHERE path >= ?1 AND path < ?2")
-            lo.withUnsafeBufferPointer { range.bind(1, bytes: $0) }
-            hi.withUnsafeBufferPointer { range.bind(2, bytes: $0) }
-            try range.run()
-        } else {
-            try c.exec("DELETE FROM data")
+        for table in ["data", "priorities"] {
+            if let (lo, hi) = EmbeddedDatabase.descendantRange(enc) {
+                let del = try c.statement("DELETE FROM \(table) WHERE path = ?1")
+                enc.withUnsafeBufferPointer { del.bind(1, bytes: $0) }
+                try del.run()
+                let range = try c.statement("DELETE FROM \(table) WHERE path >= ?1 AND path < ?2")
+                lo.withUnsafeBufferPointer { range.bind(1, bytes: $0) }
+                hi.withUnsafeBufferPointer { range.bind(2, bytes: $0) }
+                try range.run()
+            } else {
+                try c.exec("DELETE FROM \(table)")
+            }
         }
     }
 
-    /// Inserts every leaf of `node`, its path starting with `path` (restored on return).
+    /// Inserts every leaf of `node` and every priority in it, its path starting with `path`
+    /// (restored on return).
     func insert(_ rows: LeafRows, _ node: Node, _ path: inout [UInt8]) throws {
         switch node {
         case .null:
             return
+        case .prioritized(let base, let p):
+            try rows.addPriority(path, p)
+            try insert(rows, base, &path)
         case .object(let list):
             let mark = path.count
             for e in list {
@@ -169,9 +267,10 @@ extension EmbeddedDatabase {
     }
 
     /// Records the touched paths for watchers, and what was written for the change feed
-    /// (ChangeFeed.swift), then trims old entries of both.
+    /// (ChangeFeed.swift), then trims old entries of both. A priority write is recorded as a
+    /// change of its node.
     func log(_ c: Connection, _ paths: [Path], _ change: LoggedChange) throws {
-        let text = paths.map { EmbeddedDatabase.encodeString($0) }.joined(separator: "\n")
+        let text = paths.map { EmbeddedDatabase.encodeString($0.node) }.joined(separator: "\n")
         let ins = try c.statement("INSERT INTO log(paths) VALUES(?1)")
         ins.bind(1, text: text)
         try ins.run()
@@ -264,7 +363,7 @@ extension EmbeddedDatabase {
                         entries[entries.count - 1].node = EmbeddedDatabase.someObject
                     }
                 }
-            case .key:
+            case .key, .priority:
                 break
             }
         }
@@ -273,7 +372,7 @@ extension EmbeddedDatabase {
         let ranked = entries.filter { query.inRange($0.key, sortValue: $0.node) }
             .map { Query.Ranked(key: SortableKey($0.key), sortValue: $0.node, entry: $0) }
         let chosen = Query.ordered(ranked, limit: query.limit, by: Query.Ranked.less)
-        return try chosen.map { Node.Entry($0.entry.key, try read(c, path.appending($0.entry.key))) }
+        return try chosen.map { Node.Entry($0.entry.key, try readExport(c, path.appending($0.entry.key))) }
     }
 }
 
@@ -287,7 +386,10 @@ final class LeafRows {
     private var ends: [Int] = []
     private var values: [Node] = []
 
+    private let connection: Connection
+
     init(_ c: Connection) throws {
+        connection = c
         one = try c.statement("INSERT INTO data(path, v) VALUES(?1, ?2)")
         many = try c.statement("INSERT INTO data(path, v) VALUES "
             + Array(repeating: "(?,?)", count: LeafRows.batch).joined(separator: ","))
@@ -301,6 +403,14 @@ final class LeafRows {
         ends.append(paths.count)
         values.append(value)
         if values.count == LeafRows.batch { try run(many) }
+    }
+
+    /// Stores the priority of the node at `path` (written at once: priorities are rare).
+    func addPriority(_ path: [UInt8], _ priority: Node) throws {
+        let s = try connection.statement("INSERT OR REPLACE INTO priorities(path, p) VALUES(?1, ?2)")
+        path.withUnsafeBufferPointer { s.bind(1, bytes: $0) }
+        EmbeddedDatabase.bind(s, 2, priority)
+        try s.run()
     }
 
     /// Writes the rows still buffered (call once at the end).

@@ -14,6 +14,8 @@ struct TreeBuilder {
     private var previous: [UInt8] = []
     private var openRanges: [Range<Int>] = []
     private(set) var rows = 0
+    /// Priorities to attach, keyed by node path relative to the subtree root (as `rel`).
+    var priorities: [[UInt8]: Node] = [:]
 
     /// Adds the leaf at `rel` (path bytes relative to the subtree root, without a leading `/`).
     mutating func add(rel: UnsafeBufferPointer<UInt8>, value: Node) {
@@ -43,6 +45,8 @@ struct TreeBuilder {
                 stack.append(Frame(key: string(rel, segs[j])))
             }
         }
+        var value = value
+        if !priorities.isEmpty, let p = priorities[Array(rel)] { value = value.withPriority(p) }
         stack[stack.count - 1].entries.append(Node.Entry(string(rel, segs[segs.count - 1]), value))
         previous = Array(rel)
         openRanges = Array(segs.dropLast())
@@ -54,8 +58,9 @@ struct TreeBuilder {
 
     private mutating func closeTop() {
         let frame = stack.removeLast()
-        openRanges.removeLast()
-        let node = Node.object(normalizing: frame.entries)
+        let range = openRanges.removeLast()
+        var node = Node.object(normalizing: frame.entries)
+        if !priorities.isEmpty, let p = priorities[Array(previous[..<range.upperBound])] { node = node.withPriority(p) }
         stack[stack.count - 1].entries.append(Node.Entry(frame.key, node))
     }
 

@@ -27,6 +27,9 @@ public struct HTTPRequest: Sendable {
     /// The request carried `Expect: 100-continue`.
     public var expectsContinue: Bool
 
+    /// Builds a request by hand (tests, clients): the target is split and its query decoded as
+    /// the parser would (a malformed query string gives no parameters: the parser refuses it),
+    /// header names are lowercased and `keepAlive` follows the version and `Connection`.
     public init(method: String, target: String, headers: [(name: String, value: String)] = [],
                 body: [UInt8] = [], minorVersion: Int = 1) {
         self.method = method

@@ -8,11 +8,9 @@ import RTDBCore
 ///   `boolean:true` / `boolean:false`;
 /// * object: for each child in priority order (without priorities: key order),
 ///   `:` + key + `:` + the child's hash; children hashing to `""` are skipped;
-/// * the empty node (null) hashes to `""` without SHA-1.
-///
-/// PRIORITY HOOK: priorities are not stored yet. When they are, a node with a priority gets the
-/// prefix `priority:` + (`number:` hex | `string:` text) + `:` before its canonical string, and
-/// object children are ordered by priority first (see `canonical`).
+/// * the empty node (null) hashes to `""` without SHA-1;
+/// * a node with a priority gets the prefix `priority:` + (`number:` hex | `string:` text) + `:`
+///   before its canonical string.
 public enum NodeHash {
     /// The hash of `node` (`""` for null).
     public static func hash(_ node: Node) -> String {
@@ -37,9 +35,33 @@ public enum NodeHash {
         case .string(let s):
             out.append(contentsOf: "string:".utf8)
             out.append(contentsOf: s.utf8)
-        case .object(let children):
-            // Children are stored in key order, which is priority order while no child has a
-            // priority.
+        case .prioritized(let base, let priority):
+            if base.isNull { return false }
+            out.append(contentsOf: "priority:".utf8)
+            switch priority {
+            case .string(let p):
+                out.append(contentsOf: "string:".utf8)
+                out.append(contentsOf: p.utf8)
+            case .int(let i):
+                out.append(contentsOf: "number:".utf8)
+                appendHex64(Double(i), &out)
+            case .double(let d):
+                out.append(contentsOf: "number:".utf8)
+                appendHex64(d, &out)
+            default:
+                out.removeLast("priority:".utf8.count)
+                return canonical(base, into: &out)
+            }
+            out.append(UInt8(ascii: ":"))
+            return canonical(base, into: &out) || true
+        case .object(let stored):
+            // Priority order: children are stored in key order, which it is while no child has
+            // a priority.
+            var children = stored
+            if children.contains(where: { !$0.node.priority.isNull }) {
+                let byPriority = Query(order: .priority)
+                children.sort { byPriority.compare($0.key, $0.node, $1.key, $1.node) < 0 }
+            }
             var any = false
             for c in children {
                 let h = hash(c.node)

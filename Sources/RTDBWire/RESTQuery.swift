@@ -75,9 +75,7 @@ public enum RESTQuery {
         switch s {
         case "$key": return .key
         case "$value": return .value
-        case "$priority":
-            // PRIORITY HOOK: priorities are not stored yet; when they are, answer `.priority`.
-            throw RTDBError(.invalidQuery, "orderBy \"$priority\" is not supported: priorities are not stored")
+        case "$priority": return .priority
         default:
             let path: Path
             do { path = try Path(s) } catch let e as RTDBError {
@@ -158,6 +156,7 @@ public enum RESTQuery {
         switch query.order {
         case .key: orderText = "$key"
         case .value: orderText = "$value"
+        case .priority: orderText = "$priority"
         case .child(let p): orderText = p.keys.joined(separator: "/")
         }
         out.append(("orderBy", JSONWriter.string(.string(orderText))))

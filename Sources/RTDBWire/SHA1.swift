@@ -7,6 +7,8 @@ public struct SHA1: Sendable {
         (0x6745_2301, 0xEFCD_AB89, 0x98BA_DCFE, 0x1032_5476, 0xC3D2_E1F0)
     private var block: [UInt8] = []
     private var length: UInt64 = 0
+    /// The message schedule, kept to avoid an allocation per block.
+    private var w: [UInt32] = []
 
     public init() { block.reserveCapacity(64) }
 
@@ -19,13 +21,33 @@ public struct SHA1: Sendable {
 
     public mutating func update<C: Collection>(_ bytes: C) where C.Element == UInt8 {
         length &+= UInt64(bytes.count)
-        for b in bytes {
-            block.append(b)
-            if block.count == 64 {
-                compress()
-                block.removeAll(keepingCapacity: true)
+        let done: Void? = bytes.withContiguousStorageIfAvailable { buffer in
+            var i = 0
+            // Whole blocks straight from the input once no partial block is pending.
+            while i < buffer.count {
+                if block.isEmpty && buffer.count - i >= 64 {
+                    compress(UnsafeBufferPointer(rebasing: buffer[i..<(i + 64)]))
+                    i += 64
+                    continue
+                }
+                let n = min(64 - block.count, buffer.count - i)
+                block.append(contentsOf: buffer[i..<(i + n)])
+                i += n
+                if block.count == 64 { flushBlock() }
             }
         }
+        if done == nil {
+            for b in bytes {
+                block.append(b)
+                if block.count == 64 { flushBlock() }
+            }
+        }
+    }
+
+    private mutating func flushBlock() {
+        let copy = block
+        copy.withUnsafeBufferPointer { compress($0) }
+        block.removeAll(keepingCapacity: true)
     }
 
     /// Pads, processes the last block(s) and returns the digest (big-endian words).
@@ -34,13 +56,11 @@ public struct SHA1: Sendable {
         block.append(0x80)
         if block.count > 56 {
             while block.count < 64 { block.append(0) }
-            compress()
-            block.removeAll(keepingCapacity: true)
+            flushBlock()
         }
         while block.count < 56 { block.append(0) }
         for i in (0..<8).reversed() { block.append(UInt8(truncatingIfNeeded: bits >> (UInt64(i) * 8))) }
-        compress()
-        block.removeAll(keepingCapacity: true)
+        flushBlock()
         var out: [UInt8] = []
         out.reserveCapacity(20)
         for word in [h.0, h.1, h.2, h.3, h.4] {
@@ -52,8 +72,9 @@ public struct SHA1: Sendable {
         return out
     }
 
-    private mutating func compress() {
-        var w = [UInt32](repeating: 0, count: 80)
+    /// Processes one 64-byte block.
+    private mutating func compress(_ block: UnsafeBufferPointer<UInt8>) {
+        if w.count != 80 { w = [UInt32](repeating: 0, count: 80) }
         for i in 0..<16 {
             w[i] = UInt32(block[i * 4]) << 24 | UInt32(block[i * 4 + 1]) << 16
                 | UInt32(block[i * 4 + 2]) << 8 | UInt32(block[i * 4 + 3])

@@ -76,8 +76,9 @@ func run(_ executable: String, _ arguments: [String], input: String = "", enviro
     let outURL = scratch.url.appendingPathComponent("stdout")
     let errURL = scratch.url.appendingPathComponent("stderr")
     let inURL = scratch.url.appendingPathComponent("stdin")
-    FileManager.default.createFile(atPath: outURL.path, contents: nil)
-    FileManager.default.createFile(atPath: errURL.path, contents: nil)
+    for url in [outURL, errURL] where !FileManager.default.createFile(atPath: url.path, contents: nil) {
+        throw Failure("cannot create \(url.path)")
+    }
     try Data(input.utf8).write(to: inURL)
     let process = Process()
     process.executableURL = URL(fileURLWithPath: executable)

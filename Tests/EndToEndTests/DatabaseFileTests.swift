@@ -21,8 +21,8 @@ import Darwin
             #expect(r.stdout.isEmpty, "\(args): \(r)")
             let e = r.error
             #expect(e != nil, "\(args): stderr must be one JSON error line: \(r)")
-            #expect(e?.code == "io_error" || e?.code == "unavailable", "\(args): \(r)")
-            #expect(r.status == (e?.code == "io_error" ? 1 : 6), "\(args): \(r)")
+            #expect(e?.code == "invalid_database", "\(args): \(r)")
+            #expect(r.status == 8, "\(args): \(r)")
             #expect(e?.message.contains("garbage.db") == true, "the message names the file: \(r)")
         }
         let after = try #require(FileManager.default.contents(atPath: file))

@@ -34,7 +34,7 @@ import Testing
         check(["set", "/a", "-"], stdin: .text("{\"x\":"), status: 3, code: "invalid_json")
         check(["set", "/a", "-"], stdin: .text(""), status: 3, code: "invalid_json")
         check(["set", "/a", "-"], stdin: .bytes([0x22, 0x61, 0xFF, 0x62, 0x22]), status: 3, code: "invalid_json")   // not UTF-8
-        check(["set", "/a", "-"], stdin: .bytes([0xEF, 0xBB, 0xBF, 0x31]), status: 3, code: "invalid_json")          // BOM
+        check(["set", "/a", "-"], stdin: .bytes([0x31, 0xEF, 0xBB, 0xBF]), status: 3, code: "invalid_json")          // a BOM after the start
         check(["update", "/a", "{\"b\":}"], status: 3, code: "invalid_json")
         check(["push", "/a", "[1,]"], status: 3, code: "invalid_json")
         let (sb, before) = seeded()

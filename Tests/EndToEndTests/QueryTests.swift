@@ -44,7 +44,6 @@ import Testing
         (["--order-by-value", "--start-at", "7", "--end-at", "30", "--limit-to-last", "2"], ["ada", "cy"]),
         (["--order-by-value", "--start-at", "7", "--end-at", "30", "--limit-to-first", "3"], ["bob", "dee", "ada"]),
         (["--order-by-value", "--start-at=7", "--limit-to-first=2"], ["bob", "dee"]),
-        (["--limit-to-first", "0"], []),
         (["--limit-to-first", "100"], ["ada", "bob", "cy", "dee", "eve", "fay", "hal", "ivy"]),
         (["--limit-to-last", "2"], ["hal", "ivy"]),
         (["--order-by-key", "--start-at", "c", "--end-at", "e"], ["cy", "dee"]),
@@ -137,6 +136,9 @@ import Testing
         ["--order-by-value", "--end-key", "a"],
         ["--start-at", "a", "--start-key", "a"],              // key order: the bound is the key
         ["--limit-to-first", "-1"],
+        ["--limit-to-first", "0"],                            // Firebase's SDKs refuse limits below 1
+        ["--limit-to-last", "0"],
+        ["--order-by-value", "--limit-to-last=0"],
         ["--limit-to-first", "x"],
         ["--limit-to-last"],
         ["--order-by-child"],

@@ -90,6 +90,41 @@ import Darwin
         ].map { $0 + "\n" }.joined())
     }
 
+    @Test func anObjectChildThatChangesMovesUnderValueOrder() throws {
+        let sb = Sandbox()
+        sb.seed("/s", "{\"a\":{\"x\":5},\"b\":1}")
+        let w = try startWatch(sb, ["/s", "--child-events", "--order-by-value", "--count", "4"], ready: 2)
+        sb.seed("/s/a/x", "13")
+        #expect(w.wait(timeout: 20) == 0, "\(w.stderr)")
+        #expect(w.stdout == [
+            "{\"event\":\"child_added\",\"path\":\"/s\",\"key\":\"b\",\"prev\":null,\"value\":1}",
+            "{\"event\":\"child_added\",\"path\":\"/s\",\"key\":\"a\",\"prev\":\"b\",\"value\":{\"x\":5}}",
+            "{\"event\":\"child_moved\",\"path\":\"/s\",\"key\":\"a\",\"prev\":\"b\",\"value\":{\"x\":13}}",
+            "{\"event\":\"child_changed\",\"path\":\"/s\",\"key\":\"a\",\"prev\":\"b\",\"value\":{\"x\":13}}",
+        ].map { $0 + "\n" }.joined())
+    }
+
+    @Test func orderByPriorityMovesOnAPriorityChangeAndValueFiresForPriorityAlone() throws {
+        let sb = Sandbox()
+        sb.seed("/p", #"{"a":{".value":1,".priority":1},"b":{".value":2,".priority":2}}"#)
+        let w = try startWatch(sb, ["/p", "--child-events", "--order-by-priority", "--count", "4"], ready: 2)
+        sb.seed("/p/a/.priority", "3")
+        #expect(w.wait(timeout: 20) == 0, "\(w.stderr)")
+        #expect(w.stdout == [
+            #"{"event":"child_added","path":"/p","key":"a","prev":null,"value":1}"#,
+            #"{"event":"child_added","path":"/p","key":"b","prev":"a","value":2}"#,
+            #"{"event":"child_moved","path":"/p","key":"a","prev":"b","value":1}"#,
+            #"{"event":"child_changed","path":"/p","key":"a","prev":"b","value":1}"#,
+        ].map { $0 + "\n" }.joined())
+        let v = try startWatch(sb, ["/p", "--count", "2"], ready: 1)
+        sb.seed("/p/.priority", #""top""#)
+        #expect(v.wait(timeout: 20) == 0, "\(v.stderr)")
+        #expect(v.stdout == [
+            #"{"event":"value","path":"/p","value":{"a":1,"b":2}}"#,
+            #"{"event":"value","path":"/p","value":{"a":1,"b":2}}"#,
+        ].map { $0 + "\n" }.joined())
+    }
+
     @Test func limitedWindowAddsAndRemoves() throws {
         let sb = Sandbox()
         sb.seed("/s", "{\"a\":1,\"b\":2,\"c\":3}")
@@ -104,12 +139,13 @@ import Darwin
         ].map { $0 + "\n" }.joined())
     }
 
-    @Test func sigtermAndSigintEndTheStreamWithStatus0() throws {
+    /// The shell's convention: 128 + the signal, so `rtdb watch … && next` does not run `next`.
+    @Test func sigintExits130AndSigtermExits143() throws {
         let sb = Sandbox()
-        for signal in [SIGTERM, SIGINT] {
+        for (signal, status) in [(SIGINT, Int32(130)), (SIGTERM, Int32(143))] {
             let w = try startWatch(sb, ["/x"], ready: 1)
             kill(w.pid, signal)
-            #expect(w.wait(timeout: 20) == 0, "signal \(signal): \(w.stderr)")
+            #expect(w.wait(timeout: 20) == status, "signal \(signal): \(w.stderr)")
             #expect(w.stdout == "{\"event\":\"value\",\"path\":\"/x\",\"value\":null}\n")
             #expect(w.stderr == "")
         }
@@ -121,6 +157,10 @@ import Darwin
         expectError(sb.rtdb("watch", "/a", "/b"), status: 2, code: "usage")
         expectError(sb.rtdb("watch", "/a", "--count", "0"), status: 2, code: "usage")
         expectError(sb.rtdb("watch", "/a", "--limit-to-first", "1", "--limit-to-last", "1"), status: 2, code: "usage")
+        expectError(sb.rtdb("watch", "/a", "--limit-to-first", "0"), status: 2, code: "usage")
+        expectError(sb.rtdb("watch", "/a", "--limit-to-last", "0"), status: 2, code: "usage")
+        expectError(sb.rtdb("watch", "/a", "--exec-fail", "stop"), status: 2, code: "usage")       // without --exec
+        expectError(sb.rtdb("watch", "/a", "--exec-fail", "maybe", "--exec", "--", "true"), status: 2, code: "usage")
         expectError(sb.rtdb("watch", "/a.b"), status: 3, code: "invalid_path")
         expectError(sb.rtdb("watch", "/a", "--url", "https://demo.firebaseio.com"), status: 7, code: "unsupported")
     }

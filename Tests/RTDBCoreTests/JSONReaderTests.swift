@@ -184,19 +184,39 @@ struct JSONReaderTests {
 
     // MARK: special keys
 
-    @Test(".value unwraps, .priority is dropped", arguments: [
+    @Test(".value unwraps; .priority becomes the node's priority (shown as ^p)", arguments: [
         (#"{".value":5}"#, "i5"),
-        (#"{".value":"x",".priority":1}"#, #"s"x""#),
-        (#"{".priority":1,".value":{"a":1}}"#, #"{"a":i1}"#),
+        (#"{".value":"x",".priority":1}"#, #"s"x"^i1"#),
+        (#"{".priority":1,".value":{"a":1}}"#, #"{"a":i1}^i1"#),
         (#"{".value":null}"#, "null"),
         (#"{".value":[1,2]}"#, #"{"0":i1,"1":i2}"#),
         (#"{"a":{".value":true}}"#, #"{"a":true}"#),
-        (#"{"a":1,".priority":2}"#, #"{"a":i1}"#),
+        (#"{"a":1,".priority":2}"#, #"{"a":i1}^i2"#),
+        (#"{"a":1,".priority":"x"}"#, #"{"a":i1}^s"x""#),
+        (#"{"a":1,".priority":2.5}"#, #"{"a":i1}^d2.5"#),
+        (#"{"a":1,".priority":null}"#, #"{"a":i1}"#),
+        (#"{"a":1,".priority":{}}"#, #"{"a":i1}"#),
+        (#"{"a":1,".priority":{".sv":"timestamp"}}"#, #"{"a":i1}^{".sv":s"timestamp"}"#),
         (#"{".priority":1}"#, "null"),
+        (#"{".value":null,".priority":1}"#, "null"),
         (#"{"a":{".value":null},"b":1}"#, #"{"b":i1}"#),
+        (#"{"a":{".value":1,".priority":2},"b":{"c":true,".priority":"p"}}"#, #"{"a":i1^i2,"b":{"c":true}^s"p"}"#),
+        (#"{".priority":1,".priority":2,"a":0}"#, #"{"a":i0}^i2"#),
+        // Only the outer priority counts.
+        (#"{".value":{"a":1,".priority":9}}"#, #"{"a":i1}"#),
+        (#"{".value":{"a":1,".priority":9},".priority":3}"#, #"{"a":i1}^i3"#),
+        (#"[{".value":1,".priority":2}]"#, #"{"0":i1^i2}"#),
     ])
     func specialKeys(text: String, expected: String) throws {
         #expect(shape(try node(text)) == expected)
+    }
+
+    @Test("a boolean, object or array priority is invalid_data", arguments: [
+        #"{"a":1,".priority":true}"#, #"{".value":1,".priority":false}"#, #"{"a":1,".priority":{"x":1}}"#,
+        #"{"a":1,".priority":[1]}"#, #"{"x":{"a":1,".priority":{".sv":"timestamp","y":1}}}"#,
+    ])
+    func invalidPriority(text: String) {
+        #expect(errorCode { _ = try node(text) } == .invalidData)
     }
 
     @Test(".value beside ordinary children is invalid_data", arguments: [

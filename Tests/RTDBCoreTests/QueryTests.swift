@@ -280,7 +280,9 @@ struct QueryTests {
         #expect(!Query(order: .value).sortValueChanged(old: .int(1), new: .double(1.0)))
         #expect(Query(order: .value).sortValueChanged(old: .int(1), new: .int(2)))
         #expect(Query(order: .value).sortValueChanged(old: .int(1), new: .string("1")))
-        #expect(!Query(order: .value).sortValueChanged(old: .object([.init("a", .int(1))]), new: .object([.init("b", .int(2))])))
+        // Equality, not the sort comparison: objects sort alike, yet a different object moved.
+        #expect(Query(order: .value).sortValueChanged(old: .object([.init("a", .int(1))]), new: .object([.init("b", .int(2))])))
+        #expect(!Query(order: .value).sortValueChanged(old: .object([.init("a", .int(1))]), new: .object([.init("a", .double(1))])))
         let q = Query(order: QueryTests.child("h"))
         let a = Node.object([.init("h", .int(1)), .init("x", .int(1))])
         let b = Node.object([.init("h", .int(1)), .init("x", .int(2))])
@@ -288,5 +290,9 @@ struct QueryTests {
         #expect(!q.sortValueChanged(old: a, new: b))
         #expect(q.sortValueChanged(old: a, new: c))
         #expect(q.sortValueChanged(old: a, new: .null))
+        let d = Node.object([.init("h", .object([.init("y", .int(1))]))])
+        let e = Node.object([.init("h", .object([.init("y", .int(2))]))])
+        #expect(q.sortValueChanged(old: d, new: e))
+        #expect(!q.sortValueChanged(old: d, new: Node.object([.init("h", .object([.init("y", .int(1))])), .init("x", .int(0))])))
     }
 }

@@ -15,6 +15,8 @@ func shape(_ node: Node) -> String {
     case .string(let s): return "s" + scalars(s)
     case .object(let list):
         return "{" + list.map { scalars($0.key) + ":" + shape($0.node) }.joined(separator: ",") + "}"
+    case .prioritized(let base, let p):
+        return shape(base) + "^" + shape(p)
     }
 }
 

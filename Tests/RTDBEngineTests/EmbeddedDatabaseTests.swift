@@ -247,7 +247,48 @@ import RTDBCore
             _ = try t.db.get(.root)
             Issue.record("expected an error")
         } catch let e as RTDBError {
-            #expect(e.code == .ioError)
+            #expect(e.code == .invalidDatabase)
         }
+    }
+
+    @Test func anotherProgramsSQLiteFileIsRefusedForReadsAndWrites() throws {
+        let t = TempDatabase()
+        try FileManager.default.createDirectory(atPath: t.dir + "/sub", withIntermediateDirectories: true)
+        do {
+            let other = try Connection(file: t.file, create: true, timeoutSeconds: 1)
+            try other.exec("PRAGMA user_version=5; CREATE TABLE data(x); INSERT INTO data VALUES (1)")
+        }
+        let before = try Data(contentsOf: URL(fileURLWithPath: t.file))
+        for attempt in [{ _ = try t.db.get(.root) }, { _ = try t.db.set(path("/a"), .int(1)) },
+                        { _ = try t.db.increment(path("/n"), by: .int(1)) }] as [() throws -> Void] {
+            do {
+                try attempt()
+                Issue.record("expected invalid_database")
+            } catch let e as RTDBError {
+                #expect(e.code == .invalidDatabase)
+            }
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: t.file)) == before)
+    }
+
+    @Test func anUnmarkedFileOfTheFirstReleaseIsMarkedOnItsFirstWrite() throws {
+        let t = TempDatabase()
+        try FileManager.default.createDirectory(atPath: t.dir + "/sub", withIntermediateDirectories: true)
+        do {
+            let old = try Connection(file: t.file, create: true, timeoutSeconds: 1)
+            try old.exec("""
+                PRAGMA journal_mode=WAL;
+                CREATE TABLE data(path TEXT PRIMARY KEY, v) WITHOUT ROWID;
+                CREATE TABLE log(seq INTEGER PRIMARY KEY AUTOINCREMENT, paths TEXT NOT NULL);
+                PRAGMA user_version=1;
+                INSERT INTO data VALUES ('a', 1);
+                """)
+        }
+        #expect(text(try t.db.get(.root)) == #"{"a":1}"#)
+        _ = try t.db.set(path("/b"), .int(2))
+        let check = try Connection(file: t.file, create: false, timeoutSeconds: 1)
+        #expect(try check.integer("PRAGMA application_id") == FileMark.applicationID)
+        #expect(try FileMark.check(check, newest: EmbeddedDatabase.schemaVersion) == .own)
+        #expect(text(try t.another().get(.root)) == #"{"a":1,"b":2}"#)
     }
 }

@@ -3,7 +3,7 @@ import RTDBCore
 import RTDBEngine
 @testable import RTDBServer
 
-private func node(_ s: String) -> Node { (try? JSONReader.parse(s)) ?? .string("<<bad test JSON>>") }
+
 private func p(_ s: String) -> Path { (try? Path(s)) ?? Path(validatedKeys: ["<<bad test path>>"]) }
 private func line(_ e: StreamEvent?) -> String { e.map { "\($0.name) \($0.data)" } ?? "none" }
 

@@ -64,7 +64,6 @@ struct RESTQueryTests {
         ([("orderBy", "5")], "orderBy must be a JSON string"),
         ([("orderBy", "\"\"")], "child path"),
         ([("orderBy", "\"a.b\"")], "orderBy"),
-        ([("orderBy", "\"$priority\"")], "priorities"),
         ([("orderBy", "\"$other\"")], "orderBy"),
         ([("orderBy", "\"a\""), ("startAt", "{bad")], "startAt must be a JSON value"),
         ([("orderBy", "\"a\""), ("startAt", "")], "startAt must be a JSON value"),

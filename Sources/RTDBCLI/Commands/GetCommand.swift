@@ -3,19 +3,28 @@ import RTDBCore
 enum GetCommand {
     static let spec = CommandSpec(
         name: "get", summary: "print the value at a path",
-        usage: "rtdb get PATH [--shallow]",
-        arguments: [("PATH", .path, "database path; / is the root")],
-        options: [OptionSpec("--shallow", "print an object as {\"child\":true,…} instead of its whole value")],
-        description: "Prints the value at PATH as one JSON line, or null when nothing is there.",
-        examples: ["rtdb get /users/alice", "rtdb get / --shallow"],
+        usage: "rtdb get PATH [--shallow | --export] [--raw]",
+        arguments: [("PATH", .path, "database path; / is the root; PATH/.priority is its priority")],
+        options: [OptionSpec("--shallow", "print an object as {\"child\":true,…} instead of its whole value"),
+                  OptionSpec("--export", "include priorities, as Firebase's format=export: {\".value\":v,\".priority\":p} for a leaf, a \".priority\" key in an object"),
+                  Registry.rawOption],
+        description: "Prints the value at PATH as one JSON line, or null when nothing is there. Priorities are left out "
+            + "unless --export is given; its output written back with set restores the same data and priorities. "
+            + "With --raw, a string prints as its text without quotes (as jq -r prints it). On a terminal, stderr says "
+            + "when the database file does not exist yet.",
+        examples: ["rtdb get /users/alice", "rtdb get / --shallow", "rtdb get / --export > backup.json",
+                   "rtdb get /scores/alice/.priority", "name=$(rtdb get /users/alice/name -r)"],
         run: run)
 
     static func run(_ inv: Invocation) throws {
         let path = try inv.path(inv.arguments(["PATH"])[0])
-        let db = try inv.database()
-        let value = inv.has("--shallow") ? try db.shallow(path) : try db.get(path)
+        if inv.has("--shallow") && inv.has("--export") { throw inv.usageError("--shallow and --export exclude each other") }
+        if inv.has("--raw") && inv.has("--export") { throw inv.usageError("--raw and --export exclude each other") }
+        let db = try inv.database(reading: true)
+        let export = inv.has("--export")
+        let value = inv.has("--shallow") ? try db.shallow(path) : export ? try db.export(path) : try db.get(path)
         let out = inv.output()
-        try out.value(value)
+        if inv.has("--raw") { try out.rawValue(value) } else { try out.value(value, export: export) }
         try out.flush()
     }
 }

@@ -24,7 +24,7 @@ enum IncrementCommand {
             }
         }
         let value = try inv.database().increment(path, by: delta)
-        let out = inv.output()
+        let out = inv.output(committed: path)
         try out.record([("path", .string(path.description)), ("value", .node(value))])
         try out.flush()
     }

@@ -30,7 +30,7 @@ enum PushCommand {
             values = [value]
         }
         let pushed = try inv.database().push(path, values)
-        let out = inv.output()
+        let out = inv.output(committed: path)
         for e in pushed {
             try out.record([("path", .string(path.appending(e.key).description)), ("key", .string(e.key)), ("value", .node(e.node))])
         }

@@ -5,21 +5,29 @@ enum QueryCommand {
         name: "query", summary: "print the children of a path, filtered and ordered",
         usage: "rtdb query PATH [ORDER] [RANGE] [LIMIT]",
         arguments: [("PATH", .path, "database path whose children are queried")],
-        options: Registry.queryOptions,
-        description: "Prints one {\"key\":K,\"value\":V} line per child, in query order. Orders: by key (default), value or child. "
-            + "Bounds are JSON when they parse as JSON, otherwise strings; with --order-by-key they are always keys.",
+        options: [Registry.rawOption] + Registry.queryOptions,
+        description: "Prints one {\"key\":K,\"value\":V} line per child, in query order. Orders: by key (default), value, child "
+            + "or priority. Bounds are JSON when they parse as JSON, otherwise strings; with --order-by-key they are always keys; "
+            + "with --order-by-priority they are null, numbers or strings. With --raw, only the values print, one per line, "
+            + "strings as bare text.",
         examples: ["rtdb query /scores --order-by-value --limit-to-last 3",
                    "rtdb query /users --order-by-child age --start-at 18",
-                   "rtdb query /posts --order-by-child metrics/views --limit-to-last 10 | jq -r .key"],
+                   "rtdb query /posts --order-by-child metrics/views --limit-to-last 10 | jq -r .key",
+                   "rtdb query /users --order-by-child age --limit-to-last 3 -r"],
         run: run)
 
     static func run(_ inv: Invocation) throws {
         let path = try inv.path(inv.arguments(["PATH"])[0])
         let query = try QueryOptions.parse(inv)
-        let entries = try inv.database().query(path, query)
+        let entries = try inv.database(reading: true).query(path, query)
         let out = inv.output()
+        let raw = inv.has("--raw")
         for e in entries {
-            try out.record([("key", .string(e.key)), ("value", .node(e.node))])
+            if raw {
+                try out.rawValue(e.node)
+            } else {
+                try out.record([("key", .string(e.key)), ("value", .node(e.node))])
+            }
         }
         try out.flush()
     }
@@ -28,7 +36,7 @@ enum QueryCommand {
 /// Turns the query options of `query` and `watch` into a checked `Query`.
 enum QueryOptions {
     static func parse(_ inv: Invocation) throws -> Query {
-        let orders = ["--order-by-key", "--order-by-value", "--order-by-child"].filter { inv.has($0) }
+        let orders = ["--order-by-key", "--order-by-value", "--order-by-child", "--order-by-priority"].filter { inv.has($0) }
         if orders.count > 1 { throw inv.usageError("give one order option at most (\(orders.joined(separator: ", ")))") }
         if inv.has("--limit-to-first") && inv.has("--limit-to-last") {
             throw inv.usageError("--limit-to-first and --limit-to-last exclude each other")
@@ -45,22 +53,30 @@ enum QueryOptions {
 
         var query = Query()
         if inv.has("--order-by-value") { query.order = .value }
+        if inv.has("--order-by-priority") { query.order = .priority }
         if let child = inv.value("--order-by-child") {
             let p: Path
             do { p = try Path(child) } catch let e as RTDBError { throw RTDBError(.invalidQuery, "--order-by-child: \(e.message)") }
             if p.isRoot { throw RTDBError(.invalidQuery, "--order-by-child needs a child path") }
+            if p.isPriority { throw RTDBError(.invalidQuery, "--order-by-child cannot name .priority; use --order-by-priority") }
             query.order = .child(p)
         }
         let byKey: Bool
         if case .key = query.order { byKey = true } else { byKey = false }
         if byKey && (inv.has("--start-key") || inv.has("--end-key")) {
-            throw inv.usageError("--start-key and --end-key need --order-by-value or --order-by-child (with key order the bound is the key)")
+            throw inv.usageError("--start-key and --end-key need --order-by-value, --order-by-child or --order-by-priority (with key order the bound is the key)")
         }
+        let byPriority: Bool
+        if case .priority = query.order { byPriority = true } else { byPriority = false }
         func bound(_ text: String) throws -> Node {
             if byKey { return .string(text) }
-            let v: Node
+            var v: Node
             do { v = try JSONReader.parse(text) } catch { v = .string(text) }
+            v = v.withoutPriorities
             if v.isObject { throw RTDBError(.invalidQuery, "query bounds must be primitive values, not \(Limits.quote(text))") }
+            if byPriority, case .bool = v {
+                throw RTDBError(.invalidQuery, "bounds of --order-by-priority must be null, numbers or strings, not \(Limits.quote(text))")
+            }
             return v
         }
         if let v = inv.value("--equal-to") {
@@ -76,7 +92,8 @@ enum QueryOptions {
         if let v = inv.value("--end-before") { query.end = Query.Bound(try bound(v), key: inv.value("--end-key"), exclusive: true) }
         for name in ["--limit-to-first", "--limit-to-last"] {
             guard let text = inv.value(name) else { continue }
-            guard let n = Int(text), n >= 0 else { throw inv.usageError("\(name) needs a whole number ≥ 0, not \(Limits.quote(text))") }
+            // Firebase's SDKs refuse limits below 1; a window of nothing is a mistake, not a query.
+            guard let n = Int(text), n >= 1 else { throw inv.usageError("\(name) needs a whole number ≥ 1, not \(Limits.quote(text))") }
             query.limit = name == "--limit-to-first" ? .first(n) : .last(n)
         }
         try query.validate()

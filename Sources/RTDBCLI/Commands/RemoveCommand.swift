@@ -13,7 +13,7 @@ enum RemoveCommand {
         let path = try inv.path(inv.arguments(["PATH"])[0])
         try WriteCheck.writable(path)
         _ = try inv.database().set(path, .null)
-        let out = inv.output()
+        let out = inv.output(committed: path)
         try out.record([("path", .string(path.description)), ("value", .null)])
         try out.flush()
     }

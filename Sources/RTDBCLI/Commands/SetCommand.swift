@@ -19,7 +19,7 @@ enum SetCommand {
         let value = try source.node()
         try WriteCheck.value(value, at: path)
         let stored = try inv.database().set(path, value)
-        let out = inv.output()
+        let out = inv.output(committed: path)
         try out.record([("path", .string(path.description)), ("value", .node(stored))])
         try out.flush()
     }

@@ -8,13 +8,17 @@ import Darwin
 enum TxCommand {
     static let spec = CommandSpec(
         name: "tx", summary: "run a command as a compare-and-set transaction on a path",
-        usage: "rtdb tx PATH [--max-retries N] -- CMD [ARGS...]",
+        usage: "rtdb tx PATH [--max-retries N] [--command-timeout SECONDS] -- CMD [ARGS...]",
         arguments: [("PATH", .path, "database path"), ("CMD", .command, "command that reads the current value on stdin and prints the new one")],
-        options: [OptionSpec("--max-retries", value: "N", kind: .number, "attempts in all before giving up (default 25)")],
+        options: [OptionSpec("--max-retries", value: "N", kind: .number, "attempts in all before giving up (default 25)"),
+                  OptionSpec("--command-timeout", value: "SECONDS", kind: .number,
+                             "stop CMD when one run takes longer, and commit nothing (timeout, status 6; default: no limit)")],
         description: "Runs CMD (no shell) with the current value at PATH as one JSON line on stdin; its stdout, parsed as JSON, "
             + "is the new value (null deletes). A non-zero exit or empty output aborts. The write commits only if PATH still "
             + "holds the value CMD saw, otherwise CMD runs again with the fresh value; no lock is held while CMD runs. "
-            + "Prints {\"path\":P,\"committed\":B,\"value\":V,\"attempts\":N}; not committed exits with status 5.",
+            + "Prints {\"path\":P,\"committed\":B,\"value\":V,\"attempts\":N}; not committed exits with status 5. "
+            + "CMD runs in a process group of its own; output larger than the write limit stops it (too_large), and "
+            + "SIGINT or SIGTERM stop it and end tx with status 130 or 143, nothing committed.",
         examples: ["rtdb tx /posts/p1 -- jq '.starCount += 1'", "rtdb tx /counter -- sh -c 'read n; echo $((n * 2))'"],
         run: run)
 
@@ -44,7 +48,17 @@ enum TxCommand {
             guard let n = Int(text), n >= 1 else { throw inv.usageError("--max-retries needs a whole number ≥ 1, not \(Limits.quote(text))") }
             maxAttempts = n
         }
+        var commandTimeout: Double? = nil
+        if let text = inv.value("--command-timeout") {
+            guard let t = Double(text), t.isFinite, t > 0 else {
+                throw inv.usageError("--command-timeout needs a number of seconds > 0, not \(Limits.quote(text))")
+            }
+            commandTimeout = t
+        }
         let db = try inv.database()
+        // From here SIGINT and SIGTERM stop CMD and end the command before anything commits.
+        Interruption.install()
+        try Interruption.check()
         var aborted = false
         // After a stale attempt, wait a random moment (growing with the attempts, at most 10 ms)
         // so that processes retrying the same path do not collide again in lockstep; the value
@@ -52,22 +66,40 @@ enum TxCommand {
         let backoff: (Int) -> Void = { attempt in
             usleep(UInt32(Int.random(in: 0...(min(attempt, 10) * 1_000))))
         }
-        let outcome = try TransactionRunner.run(db, path: path, maxAttempts: maxAttempts, backoff: backoff) { current in
-            var input: [UInt8] = []
-            JSONWriter().write(current, into: &input)
-            input.append(0x0A)
-            let result = try Subprocess.run(command, input: input)
-            if result.status != 0 || result.output.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }) {
-                aborted = true
-                return nil
+        let outcome: TransactionRunner.Outcome
+        do {
+            outcome = try TransactionRunner.run(db, path: path, maxAttempts: maxAttempts, backoff: backoff) { current in
+                var input: [UInt8] = []
+                JSONWriter().write(current, into: &input)
+                input.append(0x0A)
+                try Interruption.check()
+                let result: Subprocess.Result
+                do {
+                    result = try Subprocess.run(command, input: input, outputLimit: Limits.maxWriteBytes,
+                                                timeoutSeconds: commandTimeout, interruptible: true, ownGroup: true)
+                } catch let e as RTDBError where e.code == .tooLarge || e.code == .timeout {
+                    throw RTDBError(e.code, "tx: \(e.message); nothing was committed")
+                }
+                if result.status != 0 || result.output.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }) {
+                    aborted = true
+                    return nil
+                }
+                let value: Node
+                do {
+                    var output = result.output
+                    if output.starts(with: [0xEF, 0xBB, 0xBF]) { output.removeFirst(3) }   // a byte-order mark
+                    value = try JSONReader.parse(output)
+                } catch let e as RTDBError {
+                    throw RTDBError(e.code, "tx: output of \(Limits.quote(command[0])) is not valid: \(e.message)")
+                }
+                // The last point at which a signal stops the transaction: the commit follows.
+                try Interruption.check()
+                return value
             }
-            do {
-                return try JSONReader.parse(result.output)
-            } catch let e as RTDBError {
-                throw RTDBError(e.code, "tx: output of \(Limits.quote(command[0])) is not valid: \(e.message)")
-            }
+        } catch let e as Interrupted {
+            throw Interrupted(signal: e.signal, message: "tx: stopped by \(e.name); \(Limits.quote(command[0])) was stopped and nothing was committed")
         }
-        let out = inv.output()
+        let out = outcome.committed ? inv.output(committed: path) : inv.output()
         try out.record([("path", .string(path.description)), ("committed", .bool(outcome.committed)),
                         ("value", .node(outcome.value)), ("attempts", .int(outcome.attempts))])
         try out.flush()

@@ -6,7 +6,7 @@ enum UpdateCommand {
         usage: "rtdb update PATH (VALUE | - | --file FILE)",
         arguments: [("PATH", .path, "database path the update is relative to"),
                     ("VALUE", .json, "JSON object whose keys are relative paths (may contain /); null deletes")],
-        options: [OptionSpec("--file", value: "FILE", kind: .file, "read the JSON object from FILE")],
+        options: [OptionSpec("--file", value: "FILE", kind: .file, "read the JSON object from FILE (- reads stdin)")],
         description: "Each key of VALUE names a path under PATH that is replaced; siblings are untouched. "
             + "Overlapping keys (\"a\" and \"a/b\") are refused. Prints {\"path\":P,\"value\":U}, U with server values resolved.",
         examples: ["rtdb update / '{\"users/bob/name\":\"Bob\",\"users/alice/age\":31}'",
@@ -24,7 +24,7 @@ enum UpdateCommand {
         }
         let entries = try WriteCheck.update(raw, at: path)
         let applied = try inv.database().update(path, entries)
-        let out = inv.output()
+        let out = inv.output(committed: path)
         try out.record([("path", .string(path.description)), ("value", .node(shown(applied)))])
         try out.flush()
     }

@@ -8,20 +8,28 @@ import Darwin
 enum WatchCommand {
     static let spec = CommandSpec(
         name: "watch", summary: "stream value or child events at a path as JSON lines",
-        usage: "rtdb watch PATH [--child-events] [ORDER] [RANGE] [LIMIT] [--count N] [--exec -- CMD [ARGS...]]",
+        usage: "rtdb watch PATH [--child-events] [--changes-only] [ORDER] [RANGE] [LIMIT] [--count N] [--exec -- CMD [ARGS...]]",
         arguments: [("PATH", .path, "database path to watch")],
         options: [
             OptionSpec("--child-events", "print child_added/removed/changed/moved events instead of value events"),
+            OptionSpec("--changes-only", short: "-n", "skip the current value (or the child_added of existing children): print only later changes"),
             OptionSpec("--count", value: "N", kind: .number, "exit after N event lines"),
             OptionSpec("--exec", "run CMD (after --) once per event with the event line on its stdin, instead of printing"),
+            OptionSpec("--exec-fail", value: "WHAT", kind: .text, choices: ["continue", "stop"],
+                       "when CMD exits non-zero: report it on stderr and go on (continue, the default), or end with its status (stop)"),
+            Registry.rawOption,
         ] + Registry.queryOptions,
         description: "Prints the current value (or one child_added per child), then one line per change made by any process "
-            + "using the same database file, until interrupted. Changes print in the order removed, added, moved, changed. "
-            + "With a limit, children entering and leaving the window are added and removed. SIGINT and SIGTERM end it with status 0.",
+            + "using the same database file, until interrupted. --changes-only skips that first part. Changes print in the "
+            + "order removed, added, moved, changed. With a limit, children entering and leaving the window are added and removed. "
+            + "With --raw, each line is the event's value alone, strings as bare text. --exec gives CMD the line that would print; "
+            + "a CMD that exits non-zero is reported on stderr as one line with the event and the status. --count ends it with "
+            + "status 0, SIGINT with 130 and SIGTERM with 143.",
         examples: ["rtdb watch /posts --child-events | jq -c .",
                    "rtdb watch /config --count 2",
                    "rtdb watch /scores --order-by-value --limit-to-last 3 --child-events",
-                   "rtdb watch /jobs --child-events --exec -- ./handle-job.sh"],
+                   "rtdb watch /jobs --child-events --changes-only --exec -- ./handle-job.sh",
+                   "rtdb watch /status -n -r --exec-fail stop --exec -- ./on-status.sh"],
         run: run)
 
     static func run(_ inv: Invocation) throws {
@@ -39,33 +47,54 @@ enum WatchCommand {
         let path = try inv.path(args[0])
         let query = try QueryOptions.parse(inv)
         let childEvents = inv.has("--child-events")
+        let changesOnly = inv.has("--changes-only")
+        let raw = inv.has("--raw")
         var remaining = Int.max
         if let text = inv.value("--count") {
             guard let n = Int(text), n >= 1 else { throw inv.usageError("--count needs a whole number ≥ 1, not \(Limits.quote(text))") }
             remaining = n
         }
-        let db = try inv.database()
+        var stopOnFailure = false
+        if let what = inv.value("--exec-fail") {
+            guard inv.has("--exec") else { throw inv.usageError("--exec-fail needs --exec") }
+            guard what == "continue" || what == "stop" else {
+                throw inv.usageError("--exec-fail needs continue or stop, not \(Limits.quote(what))")
+            }
+            stopOnFailure = what == "stop"
+        }
+        let db = try inv.database(reading: true)
         installExitOnSignal()
         let out = inv.output(streaming: true)
         var previous: Node? = nil
+        var failure: Int32? = nil
         try db.observe(path, idle: stdoutIsOpen) { value, keys in
             let events: [Event]
             if let old = previous {
                 events = EventGenerator.changes(query: query, old: old, new: value, childEvents: childEvents, changedKeys: keys)
             } else {
-                events = EventGenerator.initial(query: query, value: value, childEvents: childEvents)
+                events = changesOnly ? [] : EventGenerator.initial(query: query, value: value, childEvents: childEvents)
             }
             previous = value
             for e in events {
                 let fields = record(e, path: path)
                 if command.isEmpty {
-                    try out.record(fields)
+                    if raw { try out.rawValue(e.value) } else { try out.record(fields) }
                 } else {
-                    let line = Output(pretty: false, quiet: false)
-                    var bytes: [UInt8] = []
-                    try line.render(fields, into: &bytes)
-                    bytes.append(0x0A)
-                    _ = try Subprocess.run(command, input: bytes, captureOutput: false)
+                    var line: [UInt8] = []
+                    if raw {
+                        Output.appendRaw(e.value, pretty: inv.pretty, to: &line)
+                    } else {
+                        try inv.output().render(fields, into: &line)
+                    }
+                    line.append(0x0A)
+                    let status = try Subprocess.run(command, input: line, captureOutput: false).status
+                    if status != 0 {
+                        try reportFailure(command: command, status: status, fields: fields)
+                        if stopOnFailure {
+                            failure = status
+                            return false
+                        }
+                    }
                 }
                 remaining -= 1
                 if remaining == 0 { return false }
@@ -73,6 +102,26 @@ enum WatchCommand {
             return true
         }
         try out.flush()
+        if let failure { throw ExitStatus(failure) }
+    }
+
+    /// One stderr line for a handler that exited non-zero: JSON with the command, its status and
+    /// the event when stderr is not a terminal, a sentence when it is.
+    static func reportFailure(command: [String], status: Int32, fields: [(String, Field)]) throws {
+        var event: [UInt8] = []
+        try Output(pretty: false, quiet: false).render(fields, into: &event)
+        var line: [UInt8]
+        if Diagnostics.stderrIsTerminal {
+            line = Array("rtdb: --exec: \(command[0]) exited with status \(status) for ".utf8) + event
+        } else {
+            line = Array("{\"exec_failed\":{\"command\":".utf8)
+            JSONWriter.appendString(command[0], to: &line)
+            line.append(contentsOf: ",\"status\":\(status),\"event\":".utf8)
+            line.append(contentsOf: event)
+            line.append(contentsOf: "}}".utf8)
+        }
+        line.append(0x0A)
+        Diagnostics.writeAll(2, line)
     }
 
     static func record(_ e: Event, path: Path) -> [(String, Field)] {
@@ -93,10 +142,15 @@ enum WatchCommand {
         return p.revents & Int16(POLLERR | POLLHUP | POLLNVAL) == 0
     }
 
-    /// SIGINT and SIGTERM end a stream normally: every printed line is already flushed.
+    /// SIGINT and SIGTERM end a stream with 128 + the signal (130, 143), the shell's convention,
+    /// so `rtdb watch … && next` does not run `next` after Ctrl-C. Every printed line is
+    /// already flushed. A signal that was ignored when rtdb started stays ignored, as with any
+    /// well-behaved program (a non-interactive shell starts background jobs with SIGINT ignored).
     static func installExitOnSignal() {
-        let handler: @convention(c) (Int32) -> Void = { _ in _exit(0) }
-        signal(SIGINT, handler)
-        signal(SIGTERM, handler)
+        let handler: @convention(c) (Int32) -> Void = { signal in _exit(128 + signal) }
+        let ignore = unsafeBitCast(SIG_IGN, to: Int.self)
+        for s in [SIGINT, SIGTERM] where unsafeBitCast(signal(s, handler), to: Int.self) == ignore {
+            signal(s, SIG_IGN)
+        }
     }
 }

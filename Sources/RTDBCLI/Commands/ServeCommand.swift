@@ -1,0 +1,128 @@
+import RTDBCore
+import RTDBEngine
+import RTDBServer
+import RTDBNet
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+enum ServeCommand {
+    static let spec = CommandSpec(
+        name: "serve", summary: "serve the database over the Firebase REST and streaming protocol",
+        usage: "rtdb serve [--host ADDR] [--port N] [--data-dir DIR] [--secret TOKEN] [--log]",
+        options: [
+            OptionSpec("--host", value: "ADDR", kind: .text, "address to listen on (default 127.0.0.1)"),
+            OptionSpec("--port", value: "N", kind: .number, "port to listen on (default 9000; 0 picks a free port)"),
+            OptionSpec("--data-dir", value: "DIR", kind: .directory, "one database file per namespace: namespace NS is DIR/NS.db"),
+            OptionSpec("--secret", value: "TOKEN", kind: .text, "require this credential on every request (env RTDB_SECRET)"),
+            OptionSpec("--insecure", "allow listening on a non-loopback address without --secret"),
+            OptionSpec("--log", "print one JSON line per request on stderr (method, path, status, ms)"),
+            OptionSpec("--max-connections", value: "N", kind: .number, "refuse new connections beyond N open ones (default 10000)"),
+            OptionSpec("--idle-timeout", value: "SECONDS", kind: .number, "drop a client that sends nothing for this long (default 60; streams excepted)"),
+        ],
+        description: "Serves the database file (or, with --data-dir, one file per namespace) the way the Firebase Realtime "
+            + "Database emulator does: the REST API on /PATH.json, and Server-Sent Events streams for "
+            + "'Accept: text/event-stream'. Point firebase-admin (FIREBASE_DATABASE_EMULATOR_HOST), curl or another "
+            + "Firebase client at it. Local rtdb commands keep working on the same file; their writes reach the "
+            + "server's streams. When it is ready it prints {\"event\":\"listening\",\"url\":…} on stdout. "
+            + "On a loopback address without --secret every request is allowed (as in the emulator, 'Authorization: "
+            + "Bearer owner' included); with --secret only requests that carry it (auth=, access_token= or "
+            + "'Authorization: Bearer') are. A non-loopback address needs --secret, or --insecure on purpose. "
+            + "SIGINT ends it with status 130, SIGTERM with 143, after answering writes in progress.",
+        examples: ["rtdb serve --port 9000",
+                   "FIREBASE_DATABASE_EMULATOR_HOST=127.0.0.1:9000 python3 app.py",
+                   "curl 'http://127.0.0.1:9000/users.json?ns=demo'",
+                   "curl -N -H 'Accept: text/event-stream' 'http://127.0.0.1:9000/users.json'",
+                   "RTDB_SECRET=s3cret rtdb serve --host 0.0.0.0 --data-dir ./dbs"],
+        run: run)
+
+    static func run(_ inv: Invocation) throws {
+        _ = try inv.arguments([])
+        if inv.value("--url") ?? Invocation.env("RTDB_URL") != nil {
+            throw inv.usageError("serve: serves the embedded database; --url names a remote one")
+        }
+        var options = Server.Options()
+        options.host = inv.value("--host") ?? "127.0.0.1"
+        if let text = inv.value("--port") {
+            guard let p = Int(text), p >= 0, p <= 65_535 else { throw inv.usageError("--port needs a number from 0 to 65535, not \(Limits.quote(text))") }
+            options.port = p
+        }
+        if let text = inv.value("--max-connections") {
+            guard let n = Int(text), n >= 1, n <= 1_000_000 else { throw inv.usageError("--max-connections needs a number from 1 to 1000000, not \(Limits.quote(text))") }
+            options.maxConnections = n
+        }
+        if let text = inv.value("--idle-timeout") {
+            guard let t = Double(text), t.isFinite, t > 0, t <= 86_400 else { throw inv.usageError("--idle-timeout needs a number of seconds, not \(Limits.quote(text))") }
+            options.idleTimeoutMillis = Int64(t * 1000)
+        }
+        options.log = inv.has("--log")
+        if let s = inv.value("--secret") ?? Invocation.env("RTDB_SECRET") {
+            if s.isEmpty { throw inv.usageError("--secret needs a non-empty token") }
+            options.secret = s
+        }
+        if options.secret == nil && !inv.has("--insecure") && !TCPListener.isLoopback(host: options.host) {
+            throw inv.usageError("serve: \(options.host) is not a loopback address: give --secret TOKEN (or --insecure to serve everyone)")
+        }
+        if let f = inv.value("--db"), f.isEmpty { throw inv.usageError("--db needs a file name") }
+        let timeout = try inv.timeoutSeconds()
+
+        let namespaces: ServerNamespaces
+        let folder: String
+        let where_: String
+        if let dir = inv.value("--data-dir") {
+            if dir.isEmpty { throw inv.usageError("--data-dir needs a folder") }
+            let abs = absolute(dir)
+            try makeFolders(abs)
+            namespaces = ServerNamespaces(folder: abs, timeoutSeconds: timeout)
+            folder = abs
+            where_ = #","data_dir":"# + quoted(abs)
+        } else {
+            let file = absolute(Invocation.databaseFile(option: inv.value("--db")))
+            folder = String(file[..<(file.lastIndex(of: "/") ?? file.startIndex)])
+            try makeFolders(folder)
+            namespaces = ServerNamespaces(file: file, timeoutSeconds: timeout)
+            where_ = #","db":"# + quoted(file)
+        }
+        let server: Server
+        do {
+            server = try Server(options: options, namespaces: namespaces, watchFolder: folder.isEmpty ? "/" : folder)
+        } catch let e as NetError {
+            if e.errnoValue == EADDRINUSE { throw RTDBError(.unavailable, "cannot listen on \(options.host):\(options.port): the address is in use") }
+            if e.errnoValue == EACCES { throw RTDBError(.permissionDenied, "cannot listen on \(options.host):\(options.port): permission denied") }
+            throw RTDBError(.unavailable, "cannot listen on \(options.host):\(options.port): \(e)")
+        }
+        let out = inv.output(streaming: true)
+        try out.raw(#"{"event":"listening","url":"# + quoted(server.url) + where_ + "}\n")
+        try out.flush()
+        let signal = try server.run()
+        throw ExitStatus(128 + signal)
+    }
+
+    static func absolute(_ path: String) -> String {
+        if path.hasPrefix("/") { return path }
+        var buf = [CChar](repeating: 0, count: 4096)
+        guard getcwd(&buf, buf.count) != nil else { return path }
+        let cwd = String(decoding: buf.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return (cwd == "/" ? "" : cwd) + "/" + (path.hasPrefix("./") ? String(path.dropFirst(2)) : path)
+    }
+
+    static func makeFolders(_ dir: String) throws {
+        var cur = ""
+        for part in dir.split(separator: "/") {
+            cur += "/" + part
+            if mkdir(cur, 0o755) != 0 && errno != EEXIST {
+                let e = errno
+                throw RTDBError(e == EACCES || e == EPERM ? .permissionDenied : .unavailable,
+                                "cannot create folder \(cur): \(String(cString: strerror(e)))")
+            }
+        }
+    }
+
+    static func quoted(_ s: String) -> String {
+        var out: [UInt8] = []
+        JSONWriter.appendString(s, to: &out)
+        return String(decoding: out, as: UTF8.self)
+    }
+}

@@ -1,0 +1,72 @@
+import RTDBCore
+import RTDBWire
+
+/// Where the REST handler finds the database of a namespace (`?ns=`, or the first label of the
+/// `Host` header). The server decides what a namespace maps to: one file for all, or one file
+/// per namespace in a data folder.
+public protocol NamespaceProvider: AnyObject {
+    /// The database of `namespace`. Must create nothing until a write reaches it (a read of an
+    /// unknown namespace is `null`, as for any missing data).
+    func database(_ namespace: String) throws -> Database
+    /// The namespaces that exist, for `GET /.inspect/databases.json`.
+    func namespaces() throws -> [String]
+}
+
+/// A streaming read (`Accept: text/event-stream`) that passed the same validation and
+/// authorisation as a GET of the same URL; the server opens the SSE stream for it.
+public struct StreamRequest: Sendable {
+    public var namespace: String
+    public var path: Path
+    /// The query the stream reflects, or nil for the whole value at `path` (an `orderBy`
+    /// without bounds or limits selects the whole value too, so it is nil then).
+    public var query: Query?
+
+    public init(namespace: String, path: Path, query: Query?) {
+        self.namespace = namespace
+        self.path = path
+        self.query = query
+    }
+}
+
+/// What the REST handler decided: a response to send, or a stream to open.
+public enum RESTOutcome {
+    case response(HTTPResponse)
+    case stream(StreamRequest)
+}
+
+/// A request refused with an HTTP status and Firebase's `{"error": …}` body.
+struct RESTError: Error {
+    var status: Int
+    var message: String
+    var headers: [(name: String, value: String)] = []
+
+    init(_ status: Int, _ message: String, headers: [(name: String, value: String)] = []) {
+        self.status = status
+        self.message = message
+        self.headers = headers
+    }
+
+    static let permissionDenied = RESTError(401, "Permission denied")
+    /// Firebase's wording for a body that is not JSON.
+    static let invalidJSON = RESTError(400, "Invalid data; couldn't parse JSON object, array, or value.")
+
+    var response: HTTPResponse {
+        var r = HTTPResponse.error(status, message)
+        r.headers += headers
+        return r
+    }
+
+    /// The HTTP answer to an error of the shared error type (firebase-semantics §8.4).
+    static func from(_ e: RTDBError) -> RESTError {
+        switch e.code {
+        case .invalidJSON: return .invalidJSON
+        case .invalidPath, .invalidKey, .invalidData, .invalidQuery, .tooLarge, .tooDeep, .usage:
+            return RESTError(400, e.message)
+        case .notCommitted: return RESTError(409, e.message)
+        case .unavailable, .timeout: return RESTError(503, e.message)
+        case .unsupported: return RESTError(501, e.message)
+        // The engine's permission errors are about the server's own files, not the client.
+        case .permissionDenied, .ioError, .internal, .invalidDatabase: return RESTError(500, e.message)
+        }
+    }
+}

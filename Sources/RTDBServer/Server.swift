@@ -1,0 +1,463 @@
+import RTDBCore
+import RTDBEngine
+import RTDBNet
+import RTDBWire
+import Glibc
+
+/// `rtdb serve`: one thread, one epoll loop, owning every socket.
+///
+/// Each loop turn reads what sockets have, answers every complete read request at once, and
+/// collects the write requests of all connections into one group commit (one transaction and
+/// one fsync per database file); their answers go out only after the COMMIT, so an
+/// acknowledged write is on disk. A connection with a write in the batch waits for it before
+/// its next pipelined request runs, and reads never run inside an open batch (they would see
+/// writes that might still fail). Streams follow the files' change feeds (ServerStreams), woken
+/// by inotify on the database folder, by this server's own commits, and by a slow safety poll.
+public final class Server {
+    public struct Options: Sendable {
+        public var host = "127.0.0.1"
+        public var port = 9000
+        public var secret: String? = nil
+        public var log = false
+        public var maxConnections = 10_000
+        public var idleTimeoutMillis: Int64 = 60_000
+        public var keepAliveMillis: Int64 = 30_000
+        /// Unsent stream bytes past which a client that does not read is dropped.
+        public var streamBufferLimit = 16 << 20
+        public var limits = HTTPLimits()
+        public init() {}
+    }
+
+    final class Conn {
+        let fd: Int32
+        let id: UInt64
+        var parser: HTTPRequestParser
+        var out: [UInt8] = []
+        var outStart = 0
+        var lastInput: Int64
+        var lastOutput: Int64
+        var closeWhenFlushed = false
+        var watchingWritable = false
+        var queued: [HTTPRequest] = []
+        var waitingForCommit = false
+        var stream: StreamSubscriber?
+        var closed = false
+        /// When the first byte of a request head still incomplete arrived (slow-loris check).
+        var headStarted: Int64? = nil
+
+        init(fd: Int32, id: UInt64, limits: HTTPLimits, now: Int64) {
+            self.fd = fd
+            self.id = id
+            self.parser = HTTPRequestParser(limits: limits)
+            self.lastInput = now
+            self.lastOutput = now
+        }
+
+        var pendingOutput: Int { out.count - outStart }
+    }
+
+    struct PendingWrite {
+        let conn: Conn
+        let request: HTTPRequest
+        var response: HTTPResponse
+        let files: [String]
+        let started: UInt64
+    }
+
+    public let options: Options
+    public let namespaces: ServerNamespaces
+    let handler: RESTHandler
+    let listener: TCPListener
+    let poller: Poller
+    let signals: SignalPipe
+    var watch: FolderWatch?
+    var conns: [UInt64: Conn] = [:]
+    var byFD: [Int32: UInt64] = [:]
+    var nextID: UInt64 = 16
+    var streams: ServerStreams!
+    var stopSignal: Int32? = nil
+    var readBuffer = [UInt8](repeating: 0, count: 65_536)
+
+    static let listenerToken: UInt64 = 1
+    static let signalToken: UInt64 = 2
+    static let watchToken: UInt64 = 3
+
+    /// Binds the socket (so the caller can print where it listens) without serving yet.
+    public init(options: Options, namespaces: ServerNamespaces, watchFolder: String?) throws {
+        self.options = options
+        self.namespaces = namespaces
+        self.handler = RESTHandler(provider: namespaces, secret: options.secret)
+        self.listener = try TCPListener(host: options.host, port: options.port)
+        self.poller = try Poller()
+        self.signals = try SignalPipe()
+        if let watchFolder { watch = try? FolderWatch(folder: watchFolder) }
+        raiseDescriptorLimit(to: options.maxConnections + 64)
+        streams = ServerStreams(send: { [unowned self] sub, bytes in
+            if let c = self.conns[sub.id] { self.enqueue(c, bytes) }
+        })
+        try poller.add(listener.fd, token: Server.listenerToken)
+        try poller.add(signals.readEnd, token: Server.signalToken)
+        if let watch { try poller.add(watch.fd, token: Server.watchToken) }
+    }
+
+    /// The base URL clients use, e.g. `http://127.0.0.1:9000`.
+    public var url: String {
+        let host = listener.isIPv6 ? "[\(listener.address)]" : listener.address
+        return "http://\(host):\(listener.port)"
+    }
+
+    public var port: Int { listener.port }
+
+    /// Serves until SIGINT or SIGTERM; returns the signal that ended it.
+    public func run() throws -> Int32 {
+        var lastSweep = monotonicMillis()
+        var lastPoll = lastSweep
+        while stopSignal == nil {
+            let timeout: Int32 = streams.isEmpty ? 1_000 : 250
+            let ready = try poller.wait(timeoutMillis: timeout)
+            var feedDirty = false
+            for r in ready {
+                switch r.token {
+                case Server.listenerToken: acceptAll()
+                case Server.signalToken:
+                    if let s = signals.drain().first { stopSignal = s }
+                case Server.watchToken:
+                    watch?.drain()
+                    feedDirty = true
+                default:
+                    guard let c = conns[r.token] else { continue }
+                    if r.writable { flush(c) }
+                    if r.readable || r.closed { readFrom(c) }
+                }
+            }
+            if stopSignal != nil {
+                // Stop accepting; answer what has already arrived, then close everything.
+                poller.remove(listener.fd)
+                _ = serveQueued()
+                break
+            }
+            let committedFiles = serveQueued()
+            let now = monotonicMillis()
+            if now - lastPoll >= 250 { feedDirty = true; lastPoll = now }
+            if !streams.isEmpty {
+                let files = feedDirty ? streams.files : committedFiles.filter { streams.files.contains($0) }
+                pumpFeeds(files)
+            }
+            if now - lastSweep >= 1_000 {
+                lastSweep = now
+                sweep(now)
+            }
+        }
+        shutdown()
+        return stopSignal ?? SIGTERM
+    }
+
+    // MARK: connections
+
+    private func acceptAll() {
+        while true {
+            let fd: Int32?
+            do { fd = try listener.accept() } catch {
+                logLine(#"{"event":"error","message":"# + quoted("\(error)") + "}")
+                return
+            }
+            guard let fd else { return }
+            if conns.count >= options.maxConnections {
+                // Full: refuse the newcomer, leave everyone else alone.
+                close(fd)
+                continue
+            }
+            let id = nextID
+            nextID += 1
+            let c = Conn(fd: fd, id: id, limits: options.limits, now: monotonicMillis())
+            do { try poller.add(fd, token: id) } catch { close(fd); continue }
+            conns[id] = c
+            byFD[fd] = id
+        }
+    }
+
+    private func readFrom(_ c: Conn) {
+        if c.closed { return }
+        let result = readBuffer.withUnsafeMutableBytes { SocketIO.read(c.fd, into: $0) }
+        switch result {
+        case .done(let n):
+            let now = monotonicMillis()
+            c.lastInput = now
+            if c.stream != nil || c.closeWhenFlushed { return }   // nothing more is read from them
+            readBuffer.withUnsafeBytes { c.parser.append(UnsafeRawBufferPointer(rebasing: $0[0..<n])) }
+            parseRequests(c)
+            // A head must arrive whole within the idle timeout, however slowly it trickles.
+            if c.parser.hasPartialRequest && c.parser.pendingHead == nil {
+                if c.headStarted == nil { c.headStarted = now }
+            } else {
+                c.headStarted = nil
+            }
+        case .wouldBlock:
+            return
+        case .closed, .failed:
+            drop(c)
+        }
+    }
+
+    private func parseRequests(_ c: Conn) {
+        while !c.closeWhenFlushed {
+            do {
+                guard let req = try c.parser.next() else { break }
+                c.queued.append(req)
+            } catch let e as HTTPParseError {
+                respondAndClose(c, HTTPResponse.error(e.status, e.message))
+                return
+            } catch {
+                respondAndClose(c, HTTPResponse.error(400, "Bad request"))
+                return
+            }
+        }
+        if c.parser.needsContinue {
+            // curl waits for this before sending a body over 1 KiB.
+            enqueue(c, HTTPResponse.continueHead)
+            c.parser.continueSent()
+        }
+    }
+
+    private func respondAndClose(_ c: Conn, _ response: HTTPResponse) {
+        c.queued.removeAll()
+        enqueue(c, response.serialize(keepAlive: false))
+        c.closeWhenFlushed = true
+        flush(c)
+    }
+
+    func enqueue(_ c: Conn, _ bytes: [UInt8]) {
+        if c.closed { return }
+        if c.pendingOutput == 0 {
+            // Try to write at once; keep only what the socket did not take.
+            let r = bytes.withUnsafeBytes { SocketIO.write(c.fd, $0) }
+            switch r {
+            case .done(let n):
+                if n == bytes.count { c.lastOutput = monotonicMillis(); afterFlush(c); return }
+                c.out = Array(bytes[n...])
+                c.outStart = 0
+            case .wouldBlock:
+                c.out = bytes
+                c.outStart = 0
+            case .closed, .failed:
+                drop(c)
+                return
+            }
+        } else {
+            c.out.append(contentsOf: bytes)
+        }
+        if c.stream != nil && c.pendingOutput > options.streamBufferLimit {
+            // A stream client that stopped reading: drop it rather than grow without bound.
+            drop(c)
+            return
+        }
+        watchWritable(c, true)
+    }
+
+    private func flush(_ c: Conn) {
+        if c.closed { return }
+        while c.pendingOutput > 0 {
+            let r = c.out.withUnsafeBytes { SocketIO.write(c.fd, UnsafeRawBufferPointer(rebasing: $0[c.outStart...])) }
+            switch r {
+            case .done(let n):
+                c.outStart += n
+                c.lastOutput = monotonicMillis()
+            case .wouldBlock:
+                watchWritable(c, true)
+                return
+            case .closed, .failed:
+                drop(c)
+                return
+            }
+        }
+        c.out.removeAll(keepingCapacity: c.out.capacity <= 65_536)
+        c.outStart = 0
+        watchWritable(c, false)
+        afterFlush(c)
+    }
+
+    private func afterFlush(_ c: Conn) {
+        if c.closeWhenFlushed && c.pendingOutput == 0 { drop(c) }
+    }
+
+    private func watchWritable(_ c: Conn, _ on: Bool) {
+        if c.closed || c.watchingWritable == on { return }
+        c.watchingWritable = on
+        try? poller.modify(c.fd, token: c.id, read: true, write: on)
+    }
+
+    func drop(_ c: Conn) {
+        if c.closed { return }
+        c.closed = true
+        if let s = c.stream { streams.close(s) }
+        poller.remove(c.fd)
+        close(c.fd)
+        conns[c.id] = nil
+        byFD[c.fd] = nil
+    }
+
+    // MARK: requests
+
+    static func isWrite(_ method: String) -> Bool {
+        method != "GET" && method != "HEAD" && method != "OPTIONS"
+    }
+
+    static func isStream(_ r: HTTPRequest) -> Bool {
+        r.method == "GET" && (r.header("accept")?.contains("text/event-stream") ?? false)
+    }
+
+    /// Answers queued requests: reads at once, writes in one group commit, until no connection
+    /// has anything it can run. Returns the files that were committed to.
+    private func serveQueued() -> [String] {
+        var committed: [String] = []
+        while true {
+            var writes: [PendingWrite] = []
+            for c in Array(conns.values) where !c.queued.isEmpty && !c.waitingForCommit && !c.closed {
+                while let req = c.queued.first, !c.closed {
+                    if Server.isWrite(req.method) && !Server.isStream(req) {
+                        c.queued.removeFirst()
+                        c.waitingForCommit = true
+                        writes.append(PendingWrite(conn: c, request: req, response: HTTPResponse(status: 0),
+                                                   files: [], started: monotonicNanos()))
+                        break
+                    }
+                    c.queued.removeFirst()
+                    answerRead(c, req)
+                    if c.stream != nil { c.queued.removeAll(); break }
+                }
+            }
+            if writes.isEmpty { break }
+            namespaces.beginBatch()
+            for i in writes.indices {
+                namespaces.startRequest()
+                if case .response(let r) = handler.handle(writes[i].request) {
+                    writes[i].response = r
+                } else {
+                    writes[i].response = HTTPResponse.error(400, "Streaming needs GET")
+                }
+                writes[i] = PendingWrite(conn: writes[i].conn, request: writes[i].request,
+                                         response: writes[i].response, files: namespaces.touched,
+                                         started: writes[i].started)
+            }
+            let failed = namespaces.commitBatch()
+            for w in writes {
+                var response = w.response
+                if let f = w.files.first(where: { failed[$0] != nil }), let e = failed[f] {
+                    response = HTTPResponse.error(500, "The write could not be committed: \(e.message)")
+                } else {
+                    for f in w.files where !committed.contains(f) { committed.append(f) }
+                }
+                w.conn.waitingForCommit = false
+                send(w.conn, w.request, response, started: w.started)
+            }
+        }
+        return committed
+    }
+
+    private func answerRead(_ c: Conn, _ req: HTTPRequest) {
+        let started = monotonicNanos()
+        switch handler.handle(req) {
+        case .response(let r):
+            send(c, req, r, started: started)
+        case .stream(let s):
+            openStream(c, req, s, started: started)
+        }
+    }
+
+    private func openStream(_ c: Conn, _ req: HTTPRequest, _ s: StreamRequest, started: UInt64) {
+        do {
+            let db = try namespaces.embedded(s.namespace)
+            let sub = StreamSubscriber(id: c.id)
+            c.stream = sub
+            enqueue(c, SSE.head())
+            try streams.open(sub, file: namespaces.path(of: s.namespace), db: db, path: s.path, query: s.query)
+            log(req, status: 200, started: started)
+        } catch let e as RTDBError {
+            c.stream = nil
+            send(c, req, HTTPResponse.error(e.code == .permissionDenied ? 401 : 500, e.message), started: started)
+            c.closeWhenFlushed = true
+            afterFlush(c)
+        } catch {
+            c.stream = nil
+            send(c, req, HTTPResponse.error(500, "\(error)"), started: started)
+        }
+    }
+
+    private func send(_ c: Conn, _ req: HTTPRequest, _ response: HTTPResponse, started: UInt64) {
+        let keep = req.keepAlive && stopSignal == nil
+        if !keep { c.closeWhenFlushed = true; c.queued.removeAll() }
+        log(req, status: response.status, started: started)
+        enqueue(c, response.serialize(keepAlive: keep))
+        afterFlush(c)
+    }
+
+    // MARK: streams and timers
+
+    private func pumpFeeds(_ files: [String]) {
+        for f in files {
+            guard let db = namespaces.openDatabases.first(where: { $0.file == f })?.db else { continue }
+            do { try streams.pump(file: f, db: db) } catch {
+                logLine(#"{"event":"error","message":"# + quoted("reading changes of \(f): \(error)") + "}")
+            }
+        }
+    }
+
+    /// Drops idle and half-sent requests (slow clients), and keeps streams alive.
+    private func sweep(_ now: Int64) {
+        let keepAlive = SSE.frame(event: "keep-alive", data: "null")
+        for c in Array(conns.values) {
+            if c.stream != nil {
+                if now - c.lastOutput >= options.keepAliveMillis { enqueue(c, keepAlive) }
+                continue
+            }
+            if c.waitingForCommit { continue }
+            if let started = c.headStarted, now - started >= options.idleTimeoutMillis { drop(c); continue }
+            if now - c.lastInput >= options.idleTimeoutMillis && c.pendingOutput == 0 { drop(c) }
+            else if now - c.lastInput >= options.idleTimeoutMillis * 2 { drop(c) }
+        }
+    }
+
+    private func shutdown() {
+        poller.remove(listener.fd)
+        for c in Array(conns.values) {
+            if c.pendingOutput > 0 { flush(c) }
+            drop(c)
+        }
+    }
+
+    // MARK: logging
+
+    private func log(_ req: HTTPRequest, status: Int, started: UInt64) {
+        guard options.log else { return }
+        let ms = Double(monotonicNanos() - started) / 1e6
+        // The path only: query strings can carry credentials.
+        logLine(#"{"method":"# + quoted(req.method) + #","path":"# + quoted(req.rawPath)
+                + #","status":\#(status),"ms":"# + JSONWriter.format((ms * 1000).rounded() / 1000) + "}")
+    }
+
+    private func logLine(_ s: String) {
+        var bytes = Array(s.utf8)
+        bytes.append(10)
+        var off = 0
+        while off < bytes.count {
+            let n = bytes.withUnsafeBytes { p in write(2, p.baseAddress.map { $0 + off }, p.count - off) }
+            if n <= 0 { break }
+            off += n
+        }
+    }
+
+    private func quoted(_ s: String) -> String {
+        var out: [UInt8] = []
+        JSONWriter.appendString(s, to: &out)
+        return String(decoding: out, as: UTF8.self)
+    }
+}
+
+private func raiseDescriptorLimit(to wanted: Int) {
+    var rl = rlimit()
+    guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &rl) == 0 else { return }
+    let want = rlim_t(wanted)
+    if rl.rlim_cur >= want { return }
+    rl.rlim_cur = min(want, rl.rlim_max)
+    _ = setrlimit(Int32(RLIMIT_NOFILE.rawValue), &rl)
+}

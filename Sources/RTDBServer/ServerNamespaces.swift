@@ -1,0 +1,113 @@
+import RTDBCore
+import RTDBEngine
+import Glibc
+
+/// Where each namespace lives. Without a data folder every namespace is the one database file;
+/// with one, namespace NS is the file `DIR/NS.db`, created by its first write (the emulator's
+/// multi-database mode). Also runs group commit: between `beginBatch()` and `commitBatch()`
+/// every database a write reaches joins one transaction per file.
+public final class ServerNamespaces: NamespaceProvider {
+    public let file: String?
+    public let folder: String?
+    let timeoutSeconds: Double
+    private var open: [String: EmbeddedDatabase] = [:]
+    private var batching = false
+    private var batched: [String: EmbeddedDatabase] = [:]
+    /// The files the current request reached (set by `database(_:)` while batching).
+    private(set) var touched: [String] = []
+
+    public init(file: String, timeoutSeconds: Double) {
+        self.file = file
+        self.folder = nil
+        self.timeoutSeconds = timeoutSeconds
+    }
+
+    public init(folder: String, timeoutSeconds: Double) {
+        self.file = nil
+        self.folder = folder.hasSuffix("/") && folder.count > 1 ? String(folder.dropLast()) : folder
+        self.timeoutSeconds = timeoutSeconds
+    }
+
+    /// Namespace names usable as file names: letters, digits, `-` and `_`, 1 to 63 of them
+    /// (Firebase database names are lowercase letters, digits and hyphens).
+    public static func isValidName(_ ns: String) -> Bool {
+        let b = Array(ns.utf8)
+        if b.isEmpty || b.count > 63 { return false }
+        return b.allSatisfy { ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x41 && $0 <= 0x5A) || ($0 >= 0x61 && $0 <= 0x7A) || $0 == 0x2D || $0 == 0x5F }
+    }
+
+    public func path(of ns: String) -> String {
+        if let file { return file }
+        return (folder ?? ".") + "/" + ns + ".db"
+    }
+
+    public func database(_ ns: String) throws -> Database {
+        try embedded(ns)
+    }
+
+    func embedded(_ ns: String) throws -> EmbeddedDatabase {
+        if folder != nil && !ServerNamespaces.isValidName(ns) {
+            throw RTDBError(.invalidPath, "invalid namespace \(Limits.quote(ns)): use letters, digits, - and _")
+        }
+        let f = path(of: ns)
+        let db: EmbeddedDatabase
+        if let existing = open[f] {
+            db = existing
+        } else {
+            db = EmbeddedDatabase(file: f, timeoutSeconds: timeoutSeconds)
+            open[f] = db
+        }
+        if batching {
+            if batched[f] == nil {
+                db.beginBatch()
+                batched[f] = db
+            }
+            if !touched.contains(f) { touched.append(f) }
+        }
+        return db
+    }
+
+    /// Every database opened so far, by file (the streams' feeds read them).
+    var openDatabases: [(file: String, db: EmbeddedDatabase)] { open.map { ($0.key, $0.value) } }
+
+    public func namespaces() throws -> [String] {
+        guard let folder else { return [] }
+        guard let dir = opendir(folder) else { return [] }
+        defer { closedir(dir) }
+        var names: [String] = []
+        while let entry = readdir(dir) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            guard name.hasSuffix(".db") else { continue }
+            let ns = String(name.dropLast(3))
+            if ServerNamespaces.isValidName(ns) { names.append(ns) }
+        }
+        return names.sorted { KeyOrder.compare($0, $1) < 0 }
+    }
+
+    // MARK: group commit
+
+    func beginBatch() {
+        batching = true
+        batched = [:]
+    }
+
+    /// Marks the start of one request inside the batch.
+    func startRequest() { touched = [] }
+
+    /// Commits every file the batch reached; returns the files whose commit failed, with the error.
+    func commitBatch() -> [String: RTDBError] {
+        batching = false
+        var failed: [String: RTDBError] = [:]
+        for (f, db) in batched {
+            do { try db.commitBatch() } catch let e as RTDBError {
+                failed[f] = e
+            } catch {
+                failed[f] = RTDBError(.ioError, "\(error)")
+            }
+        }
+        batched = [:]
+        return failed
+    }
+}

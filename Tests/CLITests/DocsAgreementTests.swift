@@ -1,0 +1,78 @@
+import Foundation
+import RTDBCLI
+import RTDBCore
+import Testing
+
+/// The README and the man page tell the same exit statuses, with the codes the program uses.
+@Suite("docs agree")
+struct DocsAgreementTests {
+    /// status → error codes, from the README's table (`| 3 | `a`, `b` | when |`).
+    static func readmeStatuses() throws -> [Int: Set<String>] {
+        let readme = try Package.text("README.md")
+        guard let start = readme.range(of: "## Exit status\n") else { throw Failure("README.md has no Exit status section") }
+        var table: [Int: Set<String>] = [:]
+        for line in readme[start.upperBound...].split(separator: "\n").prefix(while: { !$0.hasPrefix("## ") }) {
+            let cells = line.split(separator: "|", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
+            guard cells.count >= 4, let status = Int(cells[1]) else { continue }
+            table[status] = Set(cells[2].split(separator: "`", omittingEmptySubsequences: false).enumerated().filter { $0.offset % 2 == 1 }.map { String($0.element) })
+        }
+        return table
+    }
+
+    /// status → error codes, from the man page's EXIT STATUS list (`.It 3` then `.Li a , b :`).
+    static func manStatuses() throws -> [Int: Set<String>] {
+        let man = try Package.text("man/rtdb.1")
+        guard let start = man.range(of: "\n.Sh EXIT STATUS\n") else { throw Failure("man/rtdb.1 has no EXIT STATUS section") }
+        var table: [Int: Set<String>] = [:]
+        var current: Int? = nil
+        var inCodes = false
+        for line in man[start.upperBound...].split(separator: "\n").prefix(while: { !$0.hasPrefix(".Sh ") }) {
+            if line.hasPrefix(".It "), let status = Int(line.dropFirst(4)) {
+                current = status
+                table[status] = []
+                inCodes = true
+            } else if let status = current, inCodes, line.hasPrefix(".Li ") {
+                let words = line.dropFirst(4).split(separator: " ").map(String.init)
+                table[status, default: []].formUnion(words.filter { $0 != "," && $0 != ":" })
+                inCodes = !line.hasSuffix(" :")
+            } else {
+                inCodes = false
+            }
+        }
+        return table
+    }
+
+    @Test("README and man page list the same statuses and codes, as the program maps them")
+    func exitStatusesAgree() throws {
+        let readme = try Self.readmeStatuses()
+        let man = try Self.manStatuses()
+        #expect(Set(readme.keys) == Set(man.keys), "README statuses \(readme.keys.sorted()), man page \(man.keys.sorted())")
+        #expect(Set(readme.keys).isSuperset(of: [0, 1, 2, 3, 4, 5, 6, 7, 130, 143]))
+        for status in readme.keys.sorted() {
+            #expect(readme[status] == man[status], "status \(status): README \(readme[status] ?? []), man page \(man[status] ?? [])")
+        }
+        var program: [Int: Set<String>] = [:]
+        for code in RTDBError.Code.allCases { program[Int(code.exitStatus), default: []].insert(code.rawValue) }
+        for (status, codes) in program {
+            #expect(readme[status] == codes, "status \(status): the program uses \(codes.sorted()), README lists \(readme[status] ?? [])")
+        }
+    }
+
+    @Test("status 4 means the same in README and man page")
+    func status4() throws {
+        let readme = try Package.text("README.md")
+        let man = try Package.text("man/rtdb.1").replacingOccurrences(of: "\n", with: " ")
+        let row = readme.split(separator: "\n").first { $0.hasPrefix("| 4 |") }.map(String.init) ?? ""
+        for phrase in ["a file cannot be read or written", "the database file, its folder, an input file",
+                       "once remote targets exist, also a target that refuses the credentials or rules that refuse the operation"] {
+            #expect(row.contains(phrase), "README status 4 lacks: \(phrase)")
+            #expect(man.contains(phrase.replacingOccurrences(of: "(", with: "")), "man page status 4 lacks: \(phrase)")
+        }
+    }
+
+    @Test("the README says where `man rtdb` works")
+    func manLine() throws {
+        let readme = try Package.text("README.md").replacingOccurrences(of: "\n", with: " ")
+        #expect(readme.contains("`man rtdb` once `make install` has put it in place, `man ./man/rtdb.1` before that"))
+    }
+}
