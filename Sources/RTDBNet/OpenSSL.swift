@@ -189,9 +189,10 @@ final class LibCrypto: @unchecked Sendable {
         return out
     }
 
-    /// The last queued reason, or `fallback` when OpenSSL queued none.
-    func lastError(or fallback: String) -> String {
-        drainErrors().last ?? fallback
+    /// The first queued reason (the root cause; later ones say where it surfaced), or
+    /// `fallback` when OpenSSL queued none.
+    func reason(or fallback: String) -> String {
+        drainErrors().first ?? fallback
     }
 }
 
@@ -263,7 +264,7 @@ final class LibSSL: @unchecked Sendable {
     func newContext(server: Bool) throws -> OpaquePointer {
         crypto.ERR_clear_error()
         guard let ctx = SSL_CTX_new(server ? TLS_server_method() : TLS_client_method()) else {
-            throw TLSError.unavailable("cannot create a TLS context: \(crypto.lastError(or: "out of memory"))")
+            throw TLSError.unavailable("cannot create a TLS context: \(crypto.reason(or: "out of memory"))")
         }
         _ = SSL_CTX_ctrl(ctx, SSLConst.ctrlSetMinProtoVersion, SSLConst.tls12Version, nil)
         _ = SSL_CTX_set_options(ctx, SSLConst.opNoRenegotiation)

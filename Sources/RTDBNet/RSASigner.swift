@@ -15,13 +15,13 @@ public enum RSASigner {
         // The callback supplies no password: an encrypted key fails instead of prompting.
         let key: OpaquePointer? = try pem.withUnsafeBytes { bytes in
             guard let bio = crypto.BIO_new_mem_buf(bytes.baseAddress, Int32(bytes.count)) else {
-                throw TLSError.badKey("cannot read the private key: \(crypto.lastError(or: "out of memory"))")
+                throw TLSError.badKey("cannot read the private key: \(crypto.reason(or: "out of memory"))")
             }
             defer { _ = crypto.BIO_free(bio) }
             return crypto.PEM_read_bio_PrivateKey(bio, nil, noPassword, nil)
         }
         guard let key else {
-            throw TLSError.badKey("the private key is not a PEM private key (\(crypto.lastError(or: "unreadable")))")
+            throw TLSError.badKey("the private key is not a PEM private key (\(crypto.reason(or: "unreadable")))")
         }
         defer { crypto.EVP_PKEY_free(key) }
         guard crypto.EVP_PKEY_get_base_id(key) == SSLConst.evpPKeyRSA else {
@@ -30,14 +30,14 @@ public enum RSASigner {
         guard let md = crypto.EVP_MD_CTX_new() else { throw TLSError.badKey("cannot sign: out of memory") }
         defer { crypto.EVP_MD_CTX_free(md) }
         guard crypto.EVP_DigestSignInit(md, nil, crypto.EVP_sha256(), nil, key) == 1 else {
-            throw TLSError.badKey("cannot sign with the private key: \(crypto.lastError(or: "refused"))")
+            throw TLSError.badKey("cannot sign with the private key: \(crypto.reason(or: "refused"))")
         }
         var length = 0
         let ok = data.withUnsafeBufferPointer { d in
             crypto.EVP_DigestSign(md, nil, &length, d.baseAddress, d.count) == 1
         }
         guard ok, length > 0 else {
-            throw TLSError.badKey("cannot sign with the private key: \(crypto.lastError(or: "refused"))")
+            throw TLSError.badKey("cannot sign with the private key: \(crypto.reason(or: "refused"))")
         }
         var signature = [UInt8](repeating: 0, count: length)
         let signed = signature.withUnsafeMutableBufferPointer { s in
@@ -46,7 +46,7 @@ public enum RSASigner {
             }
         }
         guard signed else {
-            throw TLSError.badKey("cannot sign with the private key: \(crypto.lastError(or: "refused"))")
+            throw TLSError.badKey("cannot sign with the private key: \(crypto.reason(or: "refused"))")
         }
         return Array(signature.prefix(length))
     }

@@ -70,11 +70,11 @@ public final class TLSClientStream: ByteStream {
         if let caFile {
             try checkReadable(caFile, what: "CA file")
             if lib.SSL_CTX_load_verify_locations(ctx, caFile, nil) != 1 {
-                throw TLSError.configuration("CA file \(caFile) holds no usable PEM certificate: \(crypto.lastError(or: "unreadable"))")
+                throw TLSError.configuration("CA file \(caFile) holds no usable PEM certificate: \(crypto.reason(or: "unreadable"))")
             }
         }
         guard let s = lib.SSL_new(ctx) else {
-            throw TLSError.unavailable("cannot create a TLS connection: \(crypto.lastError(or: "out of memory"))")
+            throw TLSError.unavailable("cannot create a TLS connection: \(crypto.reason(or: "out of memory"))")
         }
         ssl = s
 
@@ -96,7 +96,7 @@ public final class TLSClientStream: ByteStream {
 
         let io = StreamBIOContext(stream: tcp)
         guard let bio = crypto.BIO_new(method) else {
-            throw TLSError.unavailable("cannot create a TLS connection: \(crypto.lastError(or: "out of memory"))")
+            throw TLSError.unavailable("cannot create a TLS connection: \(crypto.reason(or: "out of memory"))")
         }
         crypto.BIO_set_data(bio, Unmanaged.passUnretained(io).toOpaque())
         crypto.BIO_set_init(bio, 1)
@@ -143,7 +143,7 @@ public final class TLSClientStream: ByteStream {
             throw TLSClientStream.rewordTimeout(f, "no answer within \(timeoutMillis) ms")
         }
         if code == SSLConst.errorSyscall && io.sawEOF { return 0 }
-        throw TLSError.protocolFailure("TLS read failed: \(lib.crypto.lastError(or: "error \(code)"))")
+        throw TLSError.protocolFailure("TLS read failed: \(lib.crypto.reason(or: "error \(code)"))")
     }
 
     public func write(_ bytes: UnsafeRawBufferPointer, timeoutMillis: Int) throws {
@@ -160,7 +160,7 @@ public final class TLSClientStream: ByteStream {
                 lib.crypto.ERR_clear_error()
                 throw TLSClientStream.rewordTimeout(f, "could not send within \(timeoutMillis) ms")
             }
-            throw TLSError.protocolFailure("TLS write failed: \(lib.crypto.lastError(or: "error \(code)"))")
+            throw TLSError.protocolFailure("TLS write failed: \(lib.crypto.reason(or: "error \(code)"))")
         }
     }
 
@@ -225,7 +225,7 @@ final class StreamBIOContext {
             let crypto = try OpenSSL.crypto.get()
             let type = crypto.BIO_get_new_index() | SSLConst.bioTypeSourceSink
             guard let m = crypto.BIO_meth_new(type, "rtdb stream") else {
-                return .failure(.unavailable("cannot create a TLS connection: \(crypto.lastError(or: "out of memory"))"))
+                return .failure(.unavailable("cannot create a TLS connection: \(crypto.reason(or: "out of memory"))"))
             }
             _ = crypto.BIO_meth_set_read(m, bioRead)
             _ = crypto.BIO_meth_set_write(m, bioWrite)

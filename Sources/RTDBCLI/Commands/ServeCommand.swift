@@ -11,13 +11,15 @@ import Darwin
 enum ServeCommand {
     static let spec = CommandSpec(
         name: "serve", summary: "serve the database over the Firebase REST and streaming protocol",
-        usage: "rtdb serve [--host ADDR] [--port N] [--data-dir DIR] [--secret TOKEN] [--log]",
+        usage: "rtdb serve [--host ADDR] [--port N] [--data-dir DIR] [--secret TOKEN] [--tls-cert FILE --tls-key FILE] [--log]",
         options: [
             OptionSpec("--host", value: "ADDR", kind: .text, "address to listen on (default 127.0.0.1)"),
             OptionSpec("--port", value: "N", kind: .number, "port to listen on (default 9000; 0 picks a free port)"),
             OptionSpec("--data-dir", value: "DIR", kind: .directory, "one database file per namespace: namespace NS is DIR/NS.db"),
             OptionSpec("--secret", value: "TOKEN", kind: .text, "require this credential on every request (env RTDB_SECRET)"),
             OptionSpec("--insecure", "allow listening on a non-loopback address without --secret"),
+            OptionSpec("--tls-cert", value: "FILE", kind: .file, "serve https with this PEM certificate chain (needs --tls-key)"),
+            OptionSpec("--tls-key", value: "FILE", kind: .file, "the PEM private key (unencrypted) of --tls-cert"),
             OptionSpec("--log", "print one JSON line per request on stderr (method, path, status, ms)"),
             OptionSpec("--max-connections", value: "N", kind: .number, "refuse new connections beyond N open ones (default 10000)"),
             OptionSpec("--idle-timeout", value: "SECONDS", kind: .number, "drop a client that sends nothing for this long (default 60; streams excepted)"),
@@ -30,12 +32,16 @@ enum ServeCommand {
             + "On a loopback address without --secret every request is allowed (as in the emulator, 'Authorization: "
             + "Bearer owner' included); with --secret only requests that carry it (auth=, access_token= or "
             + "'Authorization: Bearer') are. A non-loopback address needs --secret, or --insecure on purpose. "
+            + "With --tls-cert and --tls-key it serves https instead of http (TLS 1.2 or later, OpenSSL 3's libssl "
+            + "loaded at start); the url then starts with https://. TLS keeps the traffic private, it does not "
+            + "decide who may connect: a non-loopback address still needs --secret. "
             + "SIGINT ends it with status 130, SIGTERM with 143, after answering writes in progress.",
         examples: ["rtdb serve --port 9000",
                    "FIREBASE_DATABASE_EMULATOR_HOST=127.0.0.1:9000 python3 app.py",
                    "curl 'http://127.0.0.1:9000/users.json?ns=demo'",
                    "curl -N -H 'Accept: text/event-stream' 'http://127.0.0.1:9000/users.json'",
-                   "RTDB_SECRET=s3cret rtdb serve --host 0.0.0.0 --data-dir ./dbs"],
+                   "RTDB_SECRET=s3cret rtdb serve --host 0.0.0.0 --data-dir ./dbs",
+                   "rtdb serve --tls-cert server.pem --tls-key server.key --secret \"$TOKEN\" --host 0.0.0.0"],
         run: run)
 
     static func run(_ inv: Invocation) throws {
@@ -66,6 +72,7 @@ enum ServeCommand {
             throw inv.usageError("serve: \(options.host) is not a loopback address: give --secret TOKEN (or --insecure to serve everyone)")
         }
         if let f = inv.value("--db"), f.isEmpty { throw inv.usageError("--db needs a file name") }
+        options.tls = try tlsContext(inv)
         let timeout = try inv.timeoutSeconds()
 
         let namespaces: ServerNamespaces
@@ -98,6 +105,24 @@ enum ServeCommand {
         try out.flush()
         let signal = try server.run()
         throw ExitStatus(128 + signal)
+    }
+
+    /// The certificate and key of --tls-cert/--tls-key, checked before anything listens: a
+    /// missing, unreadable, mismatched or encrypted file is a usage error naming it.
+    static func tlsContext(_ inv: Invocation) throws -> TLSServerContext? {
+        let cert = inv.value("--tls-cert"), key = inv.value("--tls-key")
+        if cert == nil && key == nil { return nil }
+        guard let cert, let key else {
+            throw inv.usageError(cert == nil ? "--tls-key needs --tls-cert FILE as well" : "--tls-cert needs --tls-key FILE as well")
+        }
+        if cert.isEmpty { throw inv.usageError("--tls-cert needs a file name") }
+        if key.isEmpty { throw inv.usageError("--tls-key needs a file name") }
+        do {
+            return try TLSServerContext(certificateFile: cert, keyFile: key)
+        } catch let e as TLSError {
+            if case .unavailable(let m) = e { throw RTDBError(.unavailable, m) }
+            throw inv.usageError("serve: \(e.message)")
+        }
     }
 
     static func absolute(_ path: String) -> String {
