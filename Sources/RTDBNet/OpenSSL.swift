@@ -145,6 +145,10 @@ final class LibCrypto: @unchecked Sendable {
     let EVP_DigestSign: @convention(c) (OpaquePointer?, UnsafeMutablePointer<UInt8>?, UnsafeMutablePointer<Int>?, UnsafePointer<UInt8>?, Int) -> Int32
     let X509_verify_cert_error_string: @convention(c) (Int) -> UnsafePointer<CChar>?
     let X509_VERIFY_PARAM_set1_ip_asc: PathFn
+    let X509_get_default_cert_file: @convention(c) () -> UnsafePointer<CChar>?
+    let X509_get_default_cert_dir: @convention(c) () -> UnsafePointer<CChar>?
+    let X509_get_default_cert_file_env: @convention(c) () -> UnsafePointer<CChar>?
+    let X509_get_default_cert_dir_env: @convention(c) () -> UnsafePointer<CChar>?
 
     init(_ lib: DynamicLibrary) throws {
         ERR_get_error = try lib.symbol("ERR_get_error")
@@ -171,6 +175,10 @@ final class LibCrypto: @unchecked Sendable {
         EVP_DigestSign = try lib.symbol("EVP_DigestSign")
         X509_verify_cert_error_string = try lib.symbol("X509_verify_cert_error_string")
         X509_VERIFY_PARAM_set1_ip_asc = try lib.symbol("X509_VERIFY_PARAM_set1_ip_asc")
+        X509_get_default_cert_file = try lib.symbol("X509_get_default_cert_file")
+        X509_get_default_cert_dir = try lib.symbol("X509_get_default_cert_dir")
+        X509_get_default_cert_file_env = try lib.symbol("X509_get_default_cert_file_env")
+        X509_get_default_cert_dir_env = try lib.symbol("X509_get_default_cert_dir_env")
     }
 
     /// The reasons OpenSSL queued for the last failure (oldest first), emptying the queue;

@@ -7,7 +7,8 @@ import Darwin
 /// TLS over an open TCP stream, for a command-line client: blocking calls with timeouts.
 ///
 /// The server's certificate chain is verified against the system's CA store (OpenSSL's default
-/// paths, which honour SSL_CERT_FILE and SSL_CERT_DIR) plus an optional private CA file, and
+/// locations, which honour SSL_CERT_FILE and SSL_CERT_DIR; see SystemTrust) plus an optional
+/// private CA file, and
 /// its name against `host` (a DNS name, or an IP address checked against the certificate's IP
 /// entries). SNI carries the name; TLS 1.2 is the oldest version offered. OpenSSL reads and
 /// writes through a small BIO that calls the TCP stream, so every wait is bounded by the
@@ -20,6 +21,8 @@ public final class TLSClientStream: ByteStream {
     private let ssl: OpaquePointer
     private let io: StreamBIOContext
     private var isClosed = false
+    /// A call failed or timed out: no close_notify is attempted on close.
+    private var broken = false
 
     /// The negotiated protocol, e.g. "TLSv1.3".
     public let protocolVersion: String
@@ -39,6 +42,12 @@ public final class TLSClientStream: ByteStream {
     /// failures; an unusable CA file; OpenSSL missing) or the stream's NetError.
     public static func connect(over tcp: TCPStream, host: String, caFile: String?,
                                timeoutMillis: Int) throws -> TLSClientStream {
+        try connect(over: tcp, host: host, caFile: caFile, timeoutMillis: timeoutMillis, trust: nil)
+    }
+
+    /// `trust` replaces the system store's locations (nil: SystemTrust.locate).
+    static func connect(over tcp: TCPStream, host: String, caFile: String?, timeoutMillis: Int,
+                        trust: SystemTrust?) throws -> TLSClientStream {
         let lib: LibSSL
         let method: OpaquePointer
         do {
@@ -65,7 +74,11 @@ public final class TLSClientStream: ByteStream {
         // of stream, not an error (as most clients treat it).
         _ = lib.SSL_CTX_set_options(ctx, SSLConst.opIgnoreUnexpectedEOF)
         lib.SSL_CTX_set_verify(ctx, SSLConst.verifyPeer, nil)
-        _ = lib.SSL_CTX_set_default_verify_paths(ctx)
+        let system = trust ?? SystemTrust.locate(crypto)
+        if system.file != nil || system.directories != nil {
+            // A system store that cannot be read leaves only --cacert; verification then says so.
+            _ = lib.SSL_CTX_load_verify_locations(ctx, system.file, system.directories)
+        }
         crypto.ERR_clear_error()
         if let caFile {
             try checkReadable(caFile, what: "CA file")
@@ -140,9 +153,11 @@ public final class TLSClientStream: ByteStream {
         if code == SSLConst.errorZeroReturn { return 0 }
         if let f = io.takeFailure() {
             lib.crypto.ERR_clear_error()
+            broken = true
             throw TLSClientStream.rewordTimeout(f, "no answer within \(timeoutMillis) ms")
         }
         if code == SSLConst.errorSyscall && io.sawEOF { return 0 }
+        broken = true
         throw TLSError.protocolFailure("TLS read failed: \(lib.crypto.reason(or: "error \(code)"))")
     }
 
@@ -156,6 +171,7 @@ public final class TLSClientStream: ByteStream {
             let n = lib.SSL_write(ssl, base + off, Int32(clamping: bytes.count - off))
             if n > 0 { off += Int(n); continue }
             let code = lib.SSL_get_error(ssl, n)
+            broken = true
             if let f = io.takeFailure() {
                 lib.crypto.ERR_clear_error()
                 throw TLSClientStream.rewordTimeout(f, "could not send within \(timeoutMillis) ms")
@@ -169,7 +185,7 @@ public final class TLSClientStream: ByteStream {
         if isClosed { return }
         isClosed = true
         io.deadline = monotonicMillis() + 500
-        if io.failure == nil { _ = lib.SSL_shutdown(ssl) }
+        if !broken && io.failure == nil { _ = lib.SSL_shutdown(ssl) }
         lib.crypto.ERR_clear_error()
         lib.SSL_free(ssl)
         lib.SSL_CTX_free(context)
