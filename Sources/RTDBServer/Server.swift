@@ -131,9 +131,9 @@ public final class Server {
                     feedDirty = true
                 default:
                     guard let c = conns[r.token] else { continue }
-                    let handshakeWantsWritable = c.io.wantsWritable
+                    let tlsWaitsForWritable = c.io.wantsWritable
                     if r.writable { flush(c) }
-                    if r.readable || r.closed || (r.writable && handshakeWantsWritable) { readFrom(c) }
+                    if r.readable || r.closed || (r.writable && tlsWaitsForWritable) { readFrom(c) }
                 }
             }
             if stopSignal != nil {
