@@ -232,6 +232,21 @@ import Glibc
         #expect(!s.exists(s.db), "a refused start created the database")
     }
 
+    /// TLS is privacy, not authentication: a non-loopback address still needs --secret.
+    @Test func aNonLoopbackAddressStillNeedsASecret() throws {
+        let s = Sandbox()
+        let dir = pki(s)
+        let tls = ["--tls-cert", dir + "/server.pem", "--tls-key", dir + "/server.key"]
+        let r = s.rtdb(["serve", "--port", "0", "--host", "0.0.0.0"] + tls, timeout: 20)
+        expectError(r, status: 2, code: "usage")
+        #expect(r.stderr.contains("--secret"), "\(r)")
+        let server = try #require(ServeProcess(s, ["--host", "0.0.0.0"] + tls, env: ["RTDB_SECRET": "s3cret"]))
+        #expect(server.url.hasPrefix("https://0.0.0.0:"))
+        let url = "https://localhost:\(port(server.url))"
+        #expect(curl(s, ["--cacert", dir + "/ca.pem", url + "/x.json"]).code == "401")
+        #expect(curl(s, ["--cacert", dir + "/ca.pem", url + "/x.json?auth=s3cret"]).code == "200")
+    }
+
     /// What a process has mapped, from /proc/PID/maps.
     func mapped(_ pid: pid_t) -> String {
         (try? String(contentsOfFile: "/proc/\(pid)/maps", encoding: .utf8)) ?? ""
