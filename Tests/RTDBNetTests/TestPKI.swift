@@ -12,6 +12,8 @@ enum TestPKI {
             .deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("scripts/make-test-certificates").path
         let r = run(["/bin/sh", script, dir])
+        // Removed when the test process exits (the folder's name follows from the pid).
+        atexit { try? FileManager.default.removeItem(atPath: NSTemporaryDirectory() + "rtdb-net-pki-\(getpid())") }
         return r.status == 0 ? dir : nil
     }()
 
