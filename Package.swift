@@ -37,8 +37,9 @@ let package = Package(
         .testTarget(name: "RTDBWireTests", dependencies: ["RTDBWire", "RTDBCore"]),
         .testTarget(name: "RTDBRulesTests", dependencies: ["RTDBRules", "RTDBCore"]),
         .testTarget(name: "RTDBRemoteTests", dependencies: ["RTDBRemote", "RTDBWire", "RTDBNet", "RTDBCore"]),
+        .testTarget(name: "RTDBNetTests", dependencies: ["RTDBNet"]),
         .testTarget(name: "RTDBServerTests", dependencies: ["RTDBServer", "RTDBWire", "RTDBEngine", "RTDBCore", "RTDBRules"]),
-        .testTarget(name: "EndToEndTests", dependencies: ["rtdb", "RTDBCLI", "RTDBCore"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["rtdb", "RTDBCLI", "RTDBCore", "RTDBNet"]),
         .testTarget(name: "CLITests", dependencies: ["RTDBCLI", "RTDBCore", "rtdb"]),
     ]
 )

@@ -11,7 +11,7 @@ _rtdb_commands="get set update push remove query increment tx watch serve rules 
 _rtdb_global_options="--db --url --auth --access-token --credentials --cacert --timeout --pretty --quiet -q --help -h --version"
 _rtdb_query_options="--order-by-key --order-by-value --order-by-child --order-by-priority --start-at --start-after --end-at --end-before --equal-to --start-key --end-key --limit-to-first --limit-to-last"
 # Options that take a value (the next word, or after `=`).
-_rtdb_value_options="--db --url --auth --access-token --credentials --cacert --timeout --order-by-child --start-at --start-after --end-at --end-before --equal-to --start-key --end-key --limit-to-first --limit-to-last --string -s --file --max-retries --command-timeout --count --exec-fail --host --port --data-dir --secret --max-connections --idle-timeout --rules --project-id --jwks"
+_rtdb_value_options="--db --url --auth --access-token --credentials --cacert --timeout --order-by-child --start-at --start-after --end-at --end-before --equal-to --start-key --end-key --limit-to-first --limit-to-last --string -s --file --max-retries --command-timeout --count --exec-fail --host --port --data-dir --secret --max-connections --idle-timeout --rules --project-id --jwks --tls-cert --tls-key"
 
 # The options of command $1.
 _rtdb_command_options() {
@@ -23,7 +23,7 @@ _rtdb_command_options() {
         query) echo "--raw -r $_rtdb_query_options" ;;
         tx) echo "--max-retries --command-timeout" ;;
         watch) echo "--child-events --changes-only -n --count --exec --exec-fail --raw -r $_rtdb_query_options" ;;
-        serve) echo "--host --port --data-dir --secret --insecure --rules --project-id --jwks --strict-indexes --log --max-connections --idle-timeout" ;;
+        serve) echo "--host --port --data-dir --secret --insecure --rules --project-id --jwks --strict-indexes --tls-cert --tls-key --log --max-connections --idle-timeout" ;;
     esac
 }
 
@@ -115,7 +115,7 @@ _rtdb() {
 
     if [[ -n $expect ]]; then
         case $expect in
-            --db | --file | --rules | --jwks | --credentials | --cacert) _rtdb_files "$cur" ;;
+            --db | --file | --rules | --jwks | --credentials | --cacert | --tls-cert | --tls-key) _rtdb_files "$cur" ;;
             --data-dir) COMPREPLY=($(compgen -d -- "$cur")) ;;
             --exec-fail) COMPREPLY=($(compgen -W "continue stop" -- "$cur")) ;;
         esac
@@ -130,7 +130,7 @@ _rtdb() {
         else
             _rtdb_files "$cur"
         fi
-    elif [[ $cur == --db=* || $cur == --file=* ]]; then
+    elif [[ $cur == --db=* || $cur == --file=* || $cur == --tls-cert=* || $cur == --tls-key=* ]]; then
         _rtdb_files "${cur#*=}"
         COMPREPLY=("${COMPREPLY[@]/#/${cur%%=*}=}")
     elif [[ $cur == -* ]]; then

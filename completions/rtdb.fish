@@ -20,7 +20,7 @@ function __rtdb_scan
     set -l value_options --db --url --auth --access-token --credentials --cacert --timeout --order-by-child \
         --start-at --start-after --end-at --end-before --equal-to --start-key --end-key \
         --limit-to-first --limit-to-last --string -s --file --max-retries --command-timeout --count --exec-fail \
-        --host --port --data-dir --secret --max-connections --idle-timeout --rules --project-id --jwks
+        --host --port --data-dir --secret --max-connections --idle-timeout --rules --project-id --jwks --tls-cert --tls-key
     set -l tokens (commandline -opc)
     for w in $tokens[2..-1]
         if test -n "$__rtdb_expect"
@@ -167,6 +167,8 @@ complete -c rtdb -n '__rtdb_using serve' -l strict-indexes -d '400 for an orderB
 # rules
 complete -c rtdb -n '__rtdb_using rules; and not __fish_seen_subcommand_from check' -a check -d 'check a rules file'
 complete -c rtdb -n '__rtdb_using rules; and __fish_seen_subcommand_from check' -F
+complete -c rtdb -n '__rtdb_using serve' -l tls-cert -r -F -d 'serve https with this PEM certificate'
+complete -c rtdb -n '__rtdb_using serve' -l tls-key -r -F -d 'the PEM private key of --tls-cert'
 complete -c rtdb -n '__rtdb_using serve' -l log -d 'one JSON line per request on stderr'
 complete -c rtdb -n '__rtdb_using serve' -l max-connections -x -d 'refuse connections beyond N open ones'
 complete -c rtdb -n '__rtdb_using serve' -l idle-timeout -x -d 'drop a client silent for this many seconds'

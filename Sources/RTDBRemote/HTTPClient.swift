@@ -313,20 +313,26 @@ final class HTTPClient {
     }
 }
 
-/// Where TLS is plugged in. TLS HOOK: until `TLSClientStream` exists in RTDBNet, https answers
-/// with a clear `unavailable` error; then this becomes
-/// `try TLSClientStream.connect(over: tcp, host: host, caFile: caFile, timeoutMillis: timeoutMillis)`.
+/// TLS and signing, from RTDBNet (OpenSSL 3 loaded on first use: local commands never load it),
+/// with their failures turned into the CLI's error codes.
 enum TLSHook {
+    /// TLS over `tcp`, certificate chain and host name verified against the system's CA store
+    /// (plus `caFile`). A server that cannot be verified is refused: `unavailable` (status 6).
     static func secureStream(over tcp: TCPStream, host: String, caFile: String?, timeoutMillis: Int) throws -> ByteStream {
-        tcp.close()
-        throw RTDBError(.unavailable, "https is not available in this build yet (TLS support is missing); cannot reach \(host)")
+        do {
+            return try TLSClientStream.connect(over: tcp, host: host, caFile: caFile, timeoutMillis: timeoutMillis)
+        } catch let e as TLSError {
+            throw RTDBError(.unavailable, "cannot reach \(host) over https: \(e.message)")
+        }
     }
 
-    /// RS256 signature for a service-account JWT. SIGNING HOOK: until `RSASigner` exists in
-    /// RTDBNet this is `unsupported`; then it becomes
-    /// `try RSASigner.signRS256(pemPrivateKey: pemPrivateKey, data: data)`.
+    /// RS256 signature for a service-account JWT.
     static func signRS256(pemPrivateKey: String, data: [UInt8]) throws -> [UInt8] {
-        throw RTDBError(.unsupported, "signing service-account tokens is not available in this build yet; "
-            + "use --access-token (for example from gcloud auth print-access-token) instead")
+        do {
+            return try RSASigner.signRS256(pemPrivateKey: pemPrivateKey, data: data)
+        } catch let e as TLSError {
+            if case .unavailable = e { throw RTDBError(.unavailable, e.message) }
+            throw RTDBError(.invalidData, "the service-account key cannot sign: \(e.message)")
+        }
     }
 }

@@ -1,17 +1,24 @@
 import RTDBCore
 import RTDBEngine
+import RTDBNet
 import RTDBRules
 import RTDBWire
 
 /// Verifies the RS256 signature of a Firebase ID token against Google's published keys.
-///
-/// SIGNATURE HOOK: RSA needs libcrypto, loaded on demand; until the server has an RSA
-/// verifier, `JWKSKeys.verify` answers that verification is unavailable and production-mode
-/// tokens are refused with that reason (never accepted unchecked).
+/// `LibCryptoVerifier` does it with libcrypto (loaded on first use); without a verifier,
+/// production-mode tokens are refused with that reason (never accepted unchecked).
 public protocol TokenSignatureVerifier: AnyObject {
     /// True when `signature` is a valid RS256 signature of `input` by the RSA key (`n`, `e`,
     /// big-endian bytes).
     func verifyRS256(input: [UInt8], signature: [UInt8], modulus: [UInt8], exponent: [UInt8]) throws -> Bool
+}
+
+/// RS256 verification by OpenSSL's libcrypto, loaded on first use.
+public final class LibCryptoVerifier: TokenSignatureVerifier {
+    public init() {}
+    public func verifyRS256(input: [UInt8], signature: [UInt8], modulus: [UInt8], exponent: [UInt8]) throws -> Bool {
+        try RSAVerifier.verifyRS256(input: input, signature: signature, modulus: modulus, exponent: exponent)
+    }
 }
 
 /// Google's token-signing keys as a JWKS file (`{"keys":[{"kid","n","e",…}]}`), read once at

@@ -26,11 +26,15 @@ public final class Server {
         /// Unsent stream bytes past which a client that does not read is dropped.
         public var streamBufferLimit = 16 << 20
         public var limits = HTTPLimits()
+        /// Serve https with this certificate and key (nil: plain http).
+        public var tls: TLSServerContext? = nil
         public init() {}
     }
 
     final class Conn {
         let fd: Int32
+        /// The socket's reads and writes, straight or through TLS.
+        let io: ConnectionIO
         let id: UInt64
         var parser: HTTPRequestParser
         var out: [UInt8] = []
@@ -51,8 +55,9 @@ public final class Server {
         /// When the first byte of a request head still incomplete arrived (slow-loris check).
         var headStarted: Int64? = nil
 
-        init(fd: Int32, id: UInt64, limits: HTTPLimits, now: Int64) {
-            self.fd = fd
+        init(io: ConnectionIO, id: UInt64, limits: HTTPLimits, now: Int64) {
+            self.fd = io.fd
+            self.io = io
             self.id = id
             self.parser = HTTPRequestParser(limits: limits)
             self.lastInput = now
@@ -136,7 +141,7 @@ public final class Server {
     /// The base URL clients use, e.g. `http://127.0.0.1:9000`.
     public var url: String {
         let host = listener.isIPv6 ? "[\(listener.address)]" : listener.address
-        return "http://\(host):\(listener.port)"
+        return (options.tls == nil ? "http://" : "https://") + "\(host):\(listener.port)"
     }
 
     public var port: Int { listener.port }
@@ -159,8 +164,9 @@ public final class Server {
                     feedDirty = true
                 default:
                     guard let c = conns[r.token] else { continue }
+                    let tlsWaitsForWritable = c.io.wantsWritable
                     if r.writable { flush(c) }
-                    if r.readable || r.closed { readFrom(c) }
+                    if r.readable || r.closed || (r.writable && tlsWaitsForWritable) { readFrom(c) }
                 }
             }
             if stopSignal != nil {
@@ -203,9 +209,16 @@ public final class Server {
                 close(fd)
                 continue
             }
+            let io: ConnectionIO
+            if let tls = options.tls {
+                guard let session = tls.session(fd: fd) else { close(fd); continue }
+                io = .tls(fd, session)
+            } else {
+                io = .plain(fd)
+            }
             let id = nextID
             nextID += 1
-            let c = Conn(fd: fd, id: id, limits: options.limits, now: monotonicMillis())
+            let c = Conn(io: io, id: id, limits: options.limits, now: monotonicMillis())
             do { try poller.add(fd, token: id) } catch { close(fd); continue }
             conns[id] = c
             byFD[fd] = id
@@ -213,8 +226,14 @@ public final class Server {
     }
 
     func readFrom(_ c: Conn) {
+        repeat {
+            readOnce(c)
+        } while !c.closed && c.io.hasBufferedInput   // TLS may hold bytes the socket will not signal
+    }
+
+    func readOnce(_ c: Conn) {
         if c.closed { return }
-        let result = readBuffer.withUnsafeMutableBytes { SocketIO.read(c.fd, into: $0) }
+        let result = readBuffer.withUnsafeMutableBytes { c.io.read(into: $0) }
         switch result {
         case .done(let n):
             let now = monotonicMillis()
@@ -234,8 +253,14 @@ public final class Server {
                 c.headStarted = nil
             }
         case .wouldBlock:
-            return
-        case .closed, .failed:
+            // A TLS handshake that could not send all it had waits for the socket to drain.
+            if c.io.wantsWritable { watchWritable(c, true) }
+        case .closed:
+            drop(c)
+        case .failed:
+            if options.log, case .tls(_, let session) = c.io, let why = session.failure {
+                logLine(#"{"event":"tls_error","message":"# + quoted(why) + "}")
+            }
             drop(c)
         }
     }
@@ -273,7 +298,7 @@ public final class Server {
         if c.closed { return }
         if c.pendingOutput == 0 {
             // Try to write at once; keep only what the socket did not take.
-            let r = bytes.withUnsafeBytes { SocketIO.write(c.fd, $0) }
+            let r = bytes.withUnsafeBytes { c.io.write($0) }
             switch r {
             case .done(let n):
                 if n == bytes.count { c.lastOutput = monotonicMillis(); afterFlush(c); return }
@@ -300,7 +325,7 @@ public final class Server {
     func flush(_ c: Conn) {
         if c.closed { return }
         while c.pendingOutput > 0 {
-            let r = c.out.withUnsafeBytes { SocketIO.write(c.fd, UnsafeRawBufferPointer(rebasing: $0[c.outStart...])) }
+            let r = c.out.withUnsafeBytes { c.io.write(UnsafeRawBufferPointer(rebasing: $0[c.outStart...])) }
             switch r {
             case .done(let n):
                 c.outStart += n
@@ -335,7 +360,7 @@ public final class Server {
         if let s = c.stream { streams.close(s) }
         if let session = c.realtime { endSession(session) }
         poller.remove(c.fd)
-        close(c.fd)
+        c.io.close()
         conns[c.id] = nil
         byFD[c.fd] = nil
     }

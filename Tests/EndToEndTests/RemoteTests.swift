@@ -114,12 +114,25 @@ import Glibc
         expectError(s.rtdb("--url", "http://127.0.0.1:1?ns=a", "watch", "/"), status: 6, code: "unavailable")
     }
 
-    // TLS PENDING: https needs the TLS client (TLSClientStream); until it lands an https URL is
-    // a clear `unavailable` error. Replace this test with a verified https round trip then.
-    @Test func httpsIsUnavailableUntilTLSLands() {
+    /// https: the server's certificate is verified (here against the test CA given with
+    /// --cacert); a server that cannot be verified is refused with status 6 and the reason.
+    @Test func httpsVerifiesTheServer() throws {
         let s = Sandbox()
-        let r = s.rtdb("--url", "https://127.0.0.1:1?ns=a", "get", "/")
-        #expect(r.status == 6)
+        let pki = s.dir + "/pki"
+        let made = s.program(["/bin/sh", ServeTLSTests.script, pki])
+        try #require(made.status == 0, "making certificates: \(made)")
+        let server = try #require(ServeProcess(s, ["--tls-cert", pki + "/server.pem", "--tls-key", pki + "/server.key"]))
+        let url = remoteURL(server).replacingOccurrences(of: "127.0.0.1", with: "localhost")
+        expectLines(s.rtdb("--url", url, "--cacert", pki + "/ca.pem", "set", "/a", "1"), [#"{"path":"/a","value":1}"#])
+        expectLines(s.rtdb(["--url", url, "get", "/a"], env: ["RTDB_CACERT": pki + "/ca.pem"]), ["1"])
+        let unknownCA = s.rtdb("--url", url, "get", "/a")
+        expectError(unknownCA, status: 6, code: "unavailable")
+        #expect(unknownCA.stderr.contains("certificate"), "\(unknownCA)")
+        let otherCA = s.rtdb("--url", url, "--cacert", pki + "/other-ca.pem", "get", "/a")
+        expectError(otherCA, status: 6, code: "unavailable")
+        // The certificate names localhost, not this address.
+        let wrongName = s.rtdb("--url", remoteURL(server).replacingOccurrences(of: "127.0.0.1", with: "127.0.0.2"), "--cacert", pki + "/ca.pem", "get", "/a")
+        #expect(wrongName.status == 6, "\(wrongName)")
     }
 }
 
@@ -157,10 +170,9 @@ import Glibc
         let server = try #require(ServeProcess(s, [], env: ["RTDB_SECRET": "minted-token"]))
         let key = s.write("key.json", #"{"type":"service_account","client_email":"sa@p.iam.gserviceaccount.com","private_key_id":"k1","private_key":"-----BEGIN PRIVATE KEY-----\nAA\n-----END PRIVATE KEY-----\n","token_uri":"http://127.0.0.1:1/token"}"#)
         let cache = s.dir + "/cache"
-        // Without a cached token the key must be signed: not built yet (SIGNING PENDING: once
-        // RS256 signing lands, a local token endpoint checks the JWT's signature here).
+        // Without a cached token the key must sign a JWT: this one is no key.
         expectError(s.rtdb(["--url", remoteURL(server), "--credentials", key, "get", "/"], env: ["XDG_CACHE_HOME": cache]),
-                    status: 7, code: "unsupported")
+                    status: 3, code: "invalid_data")
         // A token minted earlier and cached (0600) is used until shortly before it expires.
         try FileManager.default.createDirectory(atPath: cache + "/rtdb", withIntermediateDirectories: true)
         let name = cacheFileName(email: "sa@p.iam.gserviceaccount.com", keyID: "k1")
@@ -170,12 +182,67 @@ import Glibc
         expectLines(s.rtdb(["--url", remoteURL(server), "get", "/"], env: ["XDG_CACHE_HOME": cache, "GOOGLE_APPLICATION_CREDENTIALS": key]), ["null"])
         // A cache file others may read is not trusted.
         chmod(path, 0o644)
-        expectError(s.rtdb(["--url", remoteURL(server), "--credentials", key, "get", "/"], env: ["XDG_CACHE_HOME": cache]), status: 7, code: "unsupported")
+        expectError(s.rtdb(["--url", remoteURL(server), "--credentials", key, "get", "/"], env: ["XDG_CACHE_HOME": cache]), status: 3, code: "invalid_data")
         // An expired token is not used either.
         chmod(path, 0o600)
         _ = s.write("cache/rtdb/" + name, #"{"access_token":"minted-token","expires_at":\#(nowMillis() / 1000 + 30)}"#)
         chmod(path, 0o600)
-        expectError(s.rtdb(["--url", remoteURL(server), "--credentials", key, "get", "/"], env: ["XDG_CACHE_HOME": cache]), status: 7, code: "unsupported")
+        expectError(s.rtdb(["--url", remoteURL(server), "--credentials", key, "get", "/"], env: ["XDG_CACHE_HOME": cache]), status: 3, code: "invalid_data")
+    }
+
+    /// A service-account key signs a JWT (RS256) that a local token endpoint checks with the
+    /// key's public half (openssl CLI) before it mints the access token; the token is cached 0600.
+    @Test func aServiceAccountKeySignsItsJWTAndTheTokenIsCached() throws {
+        let s = Sandbox()
+        let pki = s.dir + "/pki"
+        let made = s.program(["/bin/sh", ServeTLSTests.script, pki])
+        try #require(made.status == 0, "making certificates: \(made)")
+        let endpoint = s.write("token_endpoint.py", #"""
+            import base64, http.server, json, subprocess, sys, urllib.parse
+            pub, out = sys.argv[1], sys.argv[2]
+            def b64(x): return base64.urlsafe_b64decode(x + "=" * (-len(x) % 4))
+            class H(http.server.BaseHTTPRequestHandler):
+                def do_POST(self):
+                    form = urllib.parse.parse_qs(self.rfile.read(int(self.headers["Content-Length"])).decode())
+                    jwt = form.get("assertion", [""])[0]
+                    head, claims, sig = jwt.split(".")
+                    open(out + ".in", "wb").write((head + "." + claims).encode())
+                    open(out + ".sig", "wb").write(b64(sig))
+                    ok = subprocess.run(["openssl", "dgst", "-sha256", "-verify", pub, "-signature", out + ".sig", out + ".in"],
+                                        capture_output=True).returncode == 0
+                    c = json.loads(b64(claims))
+                    ok = ok and json.loads(b64(head))["alg"] == "RS256" and c["iss"] == "sa@p.iam.gserviceaccount.com" \
+                        and c["aud"].endswith("/token") and form.get("grant_type") == ["urn:ietf:params:oauth:grant-type:jwt-bearer"]
+                    body = json.dumps({"access_token": "minted-token", "expires_in": 3600, "token_type": "Bearer"} if ok
+                                      else {"error": "invalid_grant"}).encode()
+                    self.send_response(200 if ok else 400)
+                    self.send_header("Content-Type", "application/json"); self.send_header("Content-Length", str(len(body)))
+                    self.end_headers(); self.wfile.write(body)
+                    open(out + ".verdict", "w").write("ok" if ok else "refused")
+                def log_message(self, *a): pass
+            srv = http.server.HTTPServer(("127.0.0.1", 0), H)
+            print(srv.server_address[1], flush=True)
+            srv.handle_request()
+            """#)
+        let python = try #require(Binary.onPath("python3"))
+        let token = try #require(s.background([python, endpoint, pki + "/rsa.pub", s.dir + "/seen"], name: "token"))
+        defer { token.killGroup() }
+        var port = ""
+        for _ in 0..<500 where port.isEmpty { usleep(10_000); port = token.stdout.trimmingCharacters(in: .whitespacesAndNewlines) }
+        let pem = try String(contentsOfFile: pki + "/rsa.key", encoding: .utf8)
+        let keyJSON: [String: String] = ["type": "service_account", "client_email": "sa@p.iam.gserviceaccount.com",
+                                         "private_key_id": "k2", "private_key": pem, "token_uri": "http://127.0.0.1:\(port)/token"]
+        let key = s.write("sa.json", String(decoding: try JSONSerialization.data(withJSONObject: keyJSON), as: UTF8.self))
+        let server = try #require(ServeProcess(s, [], env: ["RTDB_SECRET": "minted-token"]))
+        let cache = s.dir + "/cache"
+        expectLines(s.rtdb(["--url", remoteURL(server), "--credentials", key, "set", "/a", "1"], env: ["XDG_CACHE_HOME": cache]),
+                    [#"{"path":"/a","value":1}"#])
+        #expect((try? String(contentsOfFile: s.dir + "/seen.verdict", encoding: .utf8)) == "ok")
+        let cached = cache + "/rtdb/" + cacheFileName(email: "sa@p.iam.gserviceaccount.com", keyID: "k2")
+        var st = stat()
+        #expect(stat(cached, &st) == 0 && st.st_mode & 0o777 == 0o600)
+        // The endpoint answered once; the cached token serves the next command.
+        expectLines(s.rtdb(["--url", remoteURL(server), "--credentials", key, "get", "/a"], env: ["XDG_CACHE_HOME": cache]), ["1"])
     }
 
     @Test func aBrokenKeyFileIsAUsageError() {

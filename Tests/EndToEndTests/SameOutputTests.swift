@@ -95,7 +95,23 @@ import Glibc
         #expect(embedded.steps.filter { !$0.contains("status 0 ") }.count == 8, "\(embedded.steps)")
     }
 
-    // TLS PENDING: the third leg (rtdb serve --tls-cert/--tls-key over https, with --cacert)
-    // runs once TLS has landed on both ends.
-    @Test(.disabled("pending: https needs the TLS client and server")) func serveOverHTTPSPrintsTheSame() {}
+    /// The third leg: rtdb serve --tls-cert/--tls-key over https, trusting the test CA with
+    /// --cacert; the same transcript as on the embedded file.
+    @Test func embeddedAndServeOverHTTPSPrintTheSame() throws {
+        let local = Sandbox()
+        let embedded = try session(local, [])
+
+        let remote = Sandbox()
+        let pki = remote.dir + "/pki"
+        let made = remote.program(["/bin/sh", ServeTLSTests.script, pki])
+        try #require(made.status == 0, "making certificates: \(made)")
+        let server = try #require(ServeProcess(remote, ["--tls-cert", pki + "/server.pem", "--tls-key", pki + "/server.key"], name: "serve"))
+        #expect(server.url.hasPrefix("https://"))
+        let url = remoteURL(server).replacingOccurrences(of: "127.0.0.1", with: "localhost")
+        let overHTTPS = try session(remote, ["--url", url, "--cacert", pki + "/ca.pem"])
+
+        #expect(overHTTPS.steps.count == SameOutputTests.script.count)
+        for (a, b) in zip(embedded.steps, overHTTPS.steps) { #expect(a == b) }
+        #expect(embedded.watch == overHTTPS.watch)
+    }
 }

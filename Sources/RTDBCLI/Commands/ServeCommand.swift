@@ -12,7 +12,7 @@ import Darwin
 enum ServeCommand {
     static let spec = CommandSpec(
         name: "serve", summary: "serve the database over the Firebase REST and streaming protocol",
-        usage: "rtdb serve [--host ADDR] [--port N] [--data-dir DIR] [--secret TOKEN] [--rules FILE] [--log]",
+        usage: "rtdb serve [--host ADDR] [--port N] [--data-dir DIR] [--secret TOKEN] [--rules FILE] [--tls-cert FILE --tls-key FILE] [--log]",
         options: [
             OptionSpec("--host", value: "ADDR", kind: .text, "address to listen on (default 127.0.0.1)"),
             OptionSpec("--port", value: "N", kind: .number, "port to listen on (default 9000; 0 picks a free port)"),
@@ -23,6 +23,8 @@ enum ServeCommand {
             OptionSpec("--project-id", value: "ID", kind: .text, "verify auth= ID tokens as Firebase does for project ID (needs --jwks)"),
             OptionSpec("--jwks", value: "FILE", kind: .file, "Google's token-signing keys (a JWKS file) for --project-id"),
             OptionSpec("--strict-indexes", "answer 400 \"Index not defined\" to an orderBy without .indexOn in the rules"),
+            OptionSpec("--tls-cert", value: "FILE", kind: .file, "serve https with this PEM certificate chain (needs --tls-key)"),
+            OptionSpec("--tls-key", value: "FILE", kind: .file, "the PEM private key (unencrypted) of --tls-cert"),
             OptionSpec("--log", "print one JSON line per request on stderr (method, path, status, ms)"),
             OptionSpec("--max-connections", value: "N", kind: .number, "refuse new connections beyond N open ones (default 10000)"),
             OptionSpec("--idle-timeout", value: "SECONDS", kind: .number, "drop a client that sends nothing for this long (default 60; streams excepted)"),
@@ -42,13 +44,17 @@ enum ServeCommand {
             + "(alg none, as @firebase/rules-unit-testing sends); with it, tokens must be valid ID tokens of the "
             + "project signed by a key of --jwks (fetch it from https://www.googleapis.com/service_accounts/v1/jwk/"
             + "securetoken@system.gserviceaccount.com). A rules file with an error stops the server with status 3. "
+            + "With --tls-cert and --tls-key it serves https instead of http (TLS 1.2 or later, OpenSSL 3's libssl "
+            + "loaded at start); the url then starts with https://. TLS keeps the traffic private, it does not "
+            + "decide who may connect: a non-loopback address still needs --secret. "
             + "SIGINT ends it with status 130, SIGTERM with 143, after answering writes in progress.",
         examples: ["rtdb serve --port 9000",
                    "FIREBASE_DATABASE_EMULATOR_HOST=127.0.0.1:9000 python3 app.py",
                    "curl 'http://127.0.0.1:9000/users.json?ns=demo'",
                    "curl -N -H 'Accept: text/event-stream' 'http://127.0.0.1:9000/users.json'",
                    "RTDB_SECRET=s3cret rtdb serve --host 0.0.0.0 --data-dir ./dbs",
-                   "rtdb serve --rules database.rules.json --strict-indexes"],
+                   "rtdb serve --rules database.rules.json --strict-indexes",
+                   "rtdb serve --tls-cert server.pem --tls-key server.key --secret \"$TOKEN\" --host 0.0.0.0"],
         run: run)
 
     static func run(_ inv: Invocation) throws {
@@ -79,6 +85,7 @@ enum ServeCommand {
             throw inv.usageError("serve: \(options.host) is not a loopback address: give --secret TOKEN (or --insecure to serve everyone)")
         }
         if let f = inv.value("--db"), f.isEmpty { throw inv.usageError("--db needs a file name") }
+        options.tls = try tlsContext(inv)
         let timeout = try inv.timeoutSeconds()
         let security = try securityOptions(inv, host: options.host, secret: options.secret)
 
@@ -135,10 +142,29 @@ enum ServeCommand {
             let bytes = try readFile(jwks, limit: 1 << 20)
             security.projectID = project
             security.keys = try JWKSKeys(json: String(decoding: bytes, as: UTF8.self))
+            security.verifier = LibCryptoVerifier()
         } else if jwks != nil {
             throw inv.usageError("--jwks is only used with --project-id")
         }
         return security
+    }
+
+    /// The certificate and key of --tls-cert/--tls-key, checked before anything listens: a
+    /// missing, unreadable, mismatched or encrypted file is a usage error naming it.
+    static func tlsContext(_ inv: Invocation) throws -> TLSServerContext? {
+        let cert = inv.value("--tls-cert"), key = inv.value("--tls-key")
+        if cert == nil && key == nil { return nil }
+        guard let cert, let key else {
+            throw inv.usageError(cert == nil ? "--tls-key needs --tls-cert FILE as well" : "--tls-cert needs --tls-key FILE as well")
+        }
+        if cert.isEmpty { throw inv.usageError("--tls-cert needs a file name") }
+        if key.isEmpty { throw inv.usageError("--tls-key needs a file name") }
+        do {
+            return try TLSServerContext(certificateFile: cert, keyFile: key)
+        } catch let e as TLSError {
+            if case .unavailable(let m) = e { throw RTDBError(.unavailable, m) }
+            throw inv.usageError("serve: \(e.message)")
+        }
     }
 
     static func absolute(_ path: String) -> String {

@@ -1,0 +1,321 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+// OpenSSL 3, loaded with dlopen the first time TLS or signing is used, never at start-up: the
+// binary has no link-time dependency on libssl or libcrypto, so a local command does not pay
+// for them (about a millisecond per process start on Linux). The few functions rtdb calls are
+// declared here as C function types and resolved with dlsym; OpenSSL macros (SNI, minimum
+// version, modes) are spelled as the `*_ctrl` calls they expand to, with the constants of
+// OpenSSL 3's public headers. On macOS the same code looks for Homebrew's libssl.3.dylib.
+
+/// A TLS, certificate or signing failure, with a sentence fit for the user.
+public enum TLSError: Error, CustomStringConvertible, Equatable, Sendable {
+    /// OpenSSL 3 could not be loaded (or lacks a function rtdb needs).
+    case unavailable(String)
+    /// The peer's certificate chain or name did not verify.
+    case verification(String)
+    /// The handshake or a TLS record failed for another reason.
+    case protocolFailure(String)
+    /// A certificate, key or CA file cannot be used.
+    case configuration(String)
+    /// A private key cannot be used for signing.
+    case badKey(String)
+
+    public var message: String {
+        switch self {
+        case .unavailable(let m), .verification(let m), .protocolFailure(let m),
+             .configuration(let m), .badKey(let m):
+            return m
+        }
+    }
+
+    public var description: String { message }
+}
+
+// MARK: - C function types
+
+typealias VoidFn = @convention(c) () -> Void
+typealias PointerFn = @convention(c) () -> OpaquePointer?
+typealias PointerArgFn = @convention(c) (OpaquePointer?) -> OpaquePointer?
+typealias FreeFn = @convention(c) (OpaquePointer?) -> Void
+typealias IntArgFn = @convention(c) (OpaquePointer?) -> Int32
+typealias CtrlFn = @convention(c) (OpaquePointer?, Int32, Int, UnsafeMutableRawPointer?) -> Int
+typealias PathFn = @convention(c) (OpaquePointer?, UnsafePointer<CChar>?) -> Int32
+
+typealias BIOReadFn = @convention(c) (OpaquePointer?, UnsafeMutablePointer<CChar>?, Int32) -> Int32
+typealias BIOWriteFn = @convention(c) (OpaquePointer?, UnsafePointer<CChar>?, Int32) -> Int32
+typealias BIOCtrlFn = @convention(c) (OpaquePointer?, Int32, Int, UnsafeMutableRawPointer?) -> Int
+typealias PasswordFn = @convention(c) (UnsafeMutablePointer<CChar>?, Int32, Int32, UnsafeMutableRawPointer?) -> Int32
+
+/// Constants from OpenSSL 3's headers (stable ABI values).
+enum SSLConst {
+    static let errorNone: Int32 = 0
+    static let errorSSL: Int32 = 1
+    static let errorWantRead: Int32 = 2
+    static let errorWantWrite: Int32 = 3
+    static let errorSyscall: Int32 = 5
+    static let errorZeroReturn: Int32 = 6
+
+    static let verifyPeer: Int32 = 1
+    static let filetypePEM: Int32 = 1
+
+    static let ctrlMode: Int32 = 33                    // SSL_CTRL_MODE
+    static let ctrlSetTLSExtHostname: Int32 = 55       // SSL_CTRL_SET_TLSEXT_HOSTNAME
+    static let ctrlSetMinProtoVersion: Int32 = 123     // SSL_CTRL_SET_MIN_PROTO_VERSION
+    static let tlsExtNametypeHostName = 0              // TLSEXT_NAMETYPE_host_name
+    static let tls12Version = 0x0303                   // TLS1_2_VERSION
+
+    static let modeEnablePartialWrite = 0x1            // SSL_MODE_ENABLE_PARTIAL_WRITE
+    static let modeAcceptMovingWriteBuffer = 0x2       // SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER
+    static let opIgnoreUnexpectedEOF: UInt64 = 1 << 7  // SSL_OP_IGNORE_UNEXPECTED_EOF
+    static let opNoRenegotiation: UInt64 = 1 << 30     // SSL_OP_NO_RENEGOTIATION
+
+    static let bioTypeSourceSink: Int32 = 0x0400       // BIO_TYPE_SOURCE_SINK
+    static let bioCtrlEOF: Int32 = 2                   // BIO_CTRL_EOF
+    static let bioCtrlFlush: Int32 = 11                // BIO_CTRL_FLUSH
+
+    static let x509VOK = 0                             // X509_V_OK
+    static let x509VErrHostnameMismatch = 62           // X509_V_ERR_HOSTNAME_MISMATCH
+    static let x509VErrIPAddressMismatch = 64          // X509_V_ERR_IP_ADDRESS_MISMATCH
+
+    static let evpPKeyRSA: Int32 = 6                   // EVP_PKEY_RSA
+}
+
+// MARK: - Loading
+
+/// A dlopen'ed library; symbols are looked up by name and cast to their declared C type.
+struct DynamicLibrary {
+    let handle: UnsafeMutableRawPointer
+    let name: String
+
+    /// Tries each file name in turn; the error is the first one's dlerror.
+    static func open(_ names: [String]) throws -> DynamicLibrary {
+        var firstError: String? = nil
+        for name in names {
+            if let h = dlopen(name, RTLD_NOW | RTLD_LOCAL) { return DynamicLibrary(handle: h, name: name) }
+            if firstError == nil { firstError = dlerror().map { String(cString: $0) } ?? "\(name) not found" }
+        }
+        throw TLSError.unavailable("TLS needs OpenSSL 3 (libssl3): \(firstError ?? "not found")")
+    }
+
+    func symbol<T>(_ name: String, as type: T.Type = T.self) throws -> T {
+        guard let p = dlsym(handle, name) else {
+            throw TLSError.unavailable("TLS needs OpenSSL 3 (libssl3): \(self.name) has no \(name)")
+        }
+        return unsafeBitCast(p, to: T.self)
+    }
+}
+
+#if os(macOS)
+private let cryptoNames = ["libcrypto.3.dylib", "/opt/homebrew/opt/openssl@3/lib/libcrypto.3.dylib",
+                           "/usr/local/opt/openssl@3/lib/libcrypto.3.dylib"]
+private let sslNames = ["libssl.3.dylib", "/opt/homebrew/opt/openssl@3/lib/libssl.3.dylib",
+                        "/usr/local/opt/openssl@3/lib/libssl.3.dylib"]
+#else
+private let cryptoNames = ["libcrypto.so.3"]
+private let sslNames = ["libssl.so.3"]
+#endif
+
+/// The libcrypto functions rtdb uses (errors, memory BIOs, keys, digests, signatures).
+final class LibCrypto: @unchecked Sendable {
+    let ERR_get_error: @convention(c) () -> UInt
+    let ERR_error_string_n: @convention(c) (UInt, UnsafeMutablePointer<CChar>?, Int) -> Void
+    let ERR_clear_error: VoidFn
+    let BIO_new_mem_buf: @convention(c) (UnsafeRawPointer?, Int32) -> OpaquePointer?
+    let BIO_new: PointerArgFn
+    let BIO_free: IntArgFn
+    let BIO_get_new_index: @convention(c) () -> Int32
+    let BIO_meth_new: @convention(c) (Int32, UnsafePointer<CChar>?) -> OpaquePointer?
+    let BIO_meth_set_write: @convention(c) (OpaquePointer?, BIOWriteFn?) -> Int32
+    let BIO_meth_set_read: @convention(c) (OpaquePointer?, BIOReadFn?) -> Int32
+    let BIO_meth_set_ctrl: @convention(c) (OpaquePointer?, BIOCtrlFn?) -> Int32
+    let BIO_set_data: @convention(c) (OpaquePointer?, UnsafeMutableRawPointer?) -> Void
+    let BIO_get_data: @convention(c) (OpaquePointer?) -> UnsafeMutableRawPointer?
+    let BIO_set_init: @convention(c) (OpaquePointer?, Int32) -> Void
+    let PEM_read_bio_PrivateKey: @convention(c) (OpaquePointer?, UnsafeMutablePointer<OpaquePointer?>?, PasswordFn?, UnsafeMutableRawPointer?) -> OpaquePointer?
+    let EVP_PKEY_free: FreeFn
+    let EVP_PKEY_get_base_id: IntArgFn
+    let EVP_MD_CTX_new: PointerFn
+    let EVP_MD_CTX_free: FreeFn
+    let EVP_sha256: PointerFn
+    let EVP_DigestSignInit: @convention(c) (OpaquePointer?, UnsafeMutablePointer<OpaquePointer?>?, OpaquePointer?, OpaquePointer?, OpaquePointer?) -> Int32
+    let EVP_DigestSign: @convention(c) (OpaquePointer?, UnsafeMutablePointer<UInt8>?, UnsafeMutablePointer<Int>?, UnsafePointer<UInt8>?, Int) -> Int32
+    let X509_verify_cert_error_string: @convention(c) (Int) -> UnsafePointer<CChar>?
+    let X509_VERIFY_PARAM_set1_ip_asc: PathFn
+    let X509_get_default_cert_file: @convention(c) () -> UnsafePointer<CChar>?
+    let X509_get_default_cert_dir: @convention(c) () -> UnsafePointer<CChar>?
+    let X509_get_default_cert_file_env: @convention(c) () -> UnsafePointer<CChar>?
+    let X509_get_default_cert_dir_env: @convention(c) () -> UnsafePointer<CChar>?
+    // RS256 verification with a public key given as modulus and exponent (JWKS).
+    let BN_bin2bn: @convention(c) (UnsafePointer<UInt8>?, Int32, OpaquePointer?) -> OpaquePointer?
+    let BN_free: FreeFn
+    let RSA_new: PointerFn
+    let RSA_free: FreeFn
+    let RSA_set0_key: @convention(c) (OpaquePointer?, OpaquePointer?, OpaquePointer?, OpaquePointer?) -> Int32
+    let EVP_PKEY_new: PointerFn
+    let EVP_PKEY_assign: @convention(c) (OpaquePointer?, Int32, UnsafeMutableRawPointer?) -> Int32
+    let EVP_DigestVerifyInit: @convention(c) (OpaquePointer?, UnsafeMutablePointer<OpaquePointer?>?, OpaquePointer?, OpaquePointer?, OpaquePointer?) -> Int32
+    let EVP_DigestVerify: @convention(c) (OpaquePointer?, UnsafePointer<UInt8>?, Int, UnsafePointer<UInt8>?, Int) -> Int32
+
+    init(_ lib: DynamicLibrary) throws {
+        BN_bin2bn = try lib.symbol("BN_bin2bn")
+        BN_free = try lib.symbol("BN_free")
+        RSA_new = try lib.symbol("RSA_new")
+        RSA_free = try lib.symbol("RSA_free")
+        RSA_set0_key = try lib.symbol("RSA_set0_key")
+        EVP_PKEY_new = try lib.symbol("EVP_PKEY_new")
+        EVP_PKEY_assign = try lib.symbol("EVP_PKEY_assign")
+        EVP_DigestVerifyInit = try lib.symbol("EVP_DigestVerifyInit")
+        EVP_DigestVerify = try lib.symbol("EVP_DigestVerify")
+        ERR_get_error = try lib.symbol("ERR_get_error")
+        ERR_error_string_n = try lib.symbol("ERR_error_string_n")
+        ERR_clear_error = try lib.symbol("ERR_clear_error")
+        BIO_new_mem_buf = try lib.symbol("BIO_new_mem_buf")
+        BIO_new = try lib.symbol("BIO_new")
+        BIO_free = try lib.symbol("BIO_free")
+        BIO_get_new_index = try lib.symbol("BIO_get_new_index")
+        BIO_meth_new = try lib.symbol("BIO_meth_new")
+        BIO_meth_set_write = try lib.symbol("BIO_meth_set_write")
+        BIO_meth_set_read = try lib.symbol("BIO_meth_set_read")
+        BIO_meth_set_ctrl = try lib.symbol("BIO_meth_set_ctrl")
+        BIO_set_data = try lib.symbol("BIO_set_data")
+        BIO_get_data = try lib.symbol("BIO_get_data")
+        BIO_set_init = try lib.symbol("BIO_set_init")
+        PEM_read_bio_PrivateKey = try lib.symbol("PEM_read_bio_PrivateKey")
+        EVP_PKEY_free = try lib.symbol("EVP_PKEY_free")
+        EVP_PKEY_get_base_id = try lib.symbol("EVP_PKEY_get_base_id")
+        EVP_MD_CTX_new = try lib.symbol("EVP_MD_CTX_new")
+        EVP_MD_CTX_free = try lib.symbol("EVP_MD_CTX_free")
+        EVP_sha256 = try lib.symbol("EVP_sha256")
+        EVP_DigestSignInit = try lib.symbol("EVP_DigestSignInit")
+        EVP_DigestSign = try lib.symbol("EVP_DigestSign")
+        X509_verify_cert_error_string = try lib.symbol("X509_verify_cert_error_string")
+        X509_VERIFY_PARAM_set1_ip_asc = try lib.symbol("X509_VERIFY_PARAM_set1_ip_asc")
+        X509_get_default_cert_file = try lib.symbol("X509_get_default_cert_file")
+        X509_get_default_cert_dir = try lib.symbol("X509_get_default_cert_dir")
+        X509_get_default_cert_file_env = try lib.symbol("X509_get_default_cert_file_env")
+        X509_get_default_cert_dir_env = try lib.symbol("X509_get_default_cert_dir_env")
+    }
+
+    /// The reasons OpenSSL queued for the last failure (oldest first), emptying the queue;
+    /// e.g. "no start line" rather than the full "error:0480006C:PEM routines::no start line".
+    func drainErrors() -> [String] {
+        var out: [String] = []
+        while true {
+            let code = ERR_get_error()
+            if code == 0 { break }
+            var buf = [CChar](repeating: 0, count: 256)
+            ERR_error_string_n(code, &buf, buf.count)
+            let full = cString(buf)
+            let reason = full.split(separator: ":", omittingEmptySubsequences: false).last.map(String.init) ?? full
+            out.append(reason.isEmpty ? full : reason)
+        }
+        return out
+    }
+
+    /// The first queued reason (the root cause; later ones say where it surfaced), or
+    /// `fallback` when OpenSSL queued none.
+    func reason(or fallback: String) -> String {
+        drainErrors().first ?? fallback
+    }
+}
+
+/// The libssl functions rtdb uses (contexts, connections, verification).
+final class LibSSL: @unchecked Sendable {
+    let crypto: LibCrypto
+    let TLS_client_method: PointerFn
+    let TLS_server_method: PointerFn
+    let SSL_CTX_new: PointerArgFn
+    let SSL_CTX_free: FreeFn
+    let SSL_CTX_ctrl: CtrlFn
+    let SSL_CTX_set_options: @convention(c) (OpaquePointer?, UInt64) -> UInt64
+    let SSL_CTX_set_verify: @convention(c) (OpaquePointer?, Int32, UnsafeRawPointer?) -> Void
+    let SSL_CTX_set_default_verify_paths: IntArgFn
+    let SSL_CTX_load_verify_locations: @convention(c) (OpaquePointer?, UnsafePointer<CChar>?, UnsafePointer<CChar>?) -> Int32
+    let SSL_CTX_use_certificate_chain_file: PathFn
+    let SSL_CTX_use_PrivateKey_file: @convention(c) (OpaquePointer?, UnsafePointer<CChar>?, Int32) -> Int32
+    let SSL_CTX_check_private_key: IntArgFn
+    let SSL_new: PointerArgFn
+    let SSL_free: FreeFn
+    let SSL_set_fd: @convention(c) (OpaquePointer?, Int32) -> Int32
+    let SSL_set_bio: @convention(c) (OpaquePointer?, OpaquePointer?, OpaquePointer?) -> Void
+    let SSL_ctrl: CtrlFn
+    let SSL_set1_host: PathFn
+    let SSL_get0_param: PointerArgFn
+    let SSL_connect: IntArgFn
+    let SSL_accept: IntArgFn
+    let SSL_shutdown: IntArgFn
+    let SSL_read: @convention(c) (OpaquePointer?, UnsafeMutableRawPointer?, Int32) -> Int32
+    let SSL_write: @convention(c) (OpaquePointer?, UnsafeRawPointer?, Int32) -> Int32
+    let SSL_get_error: @convention(c) (OpaquePointer?, Int32) -> Int32
+    let SSL_get_verify_result: @convention(c) (OpaquePointer?) -> Int
+    let SSL_pending: IntArgFn
+    let SSL_get_version: @convention(c) (OpaquePointer?) -> UnsafePointer<CChar>?
+
+    init(_ lib: DynamicLibrary, crypto: LibCrypto) throws {
+        self.crypto = crypto
+        TLS_client_method = try lib.symbol("TLS_client_method")
+        TLS_server_method = try lib.symbol("TLS_server_method")
+        SSL_CTX_new = try lib.symbol("SSL_CTX_new")
+        SSL_CTX_free = try lib.symbol("SSL_CTX_free")
+        SSL_CTX_ctrl = try lib.symbol("SSL_CTX_ctrl")
+        SSL_CTX_set_options = try lib.symbol("SSL_CTX_set_options")
+        SSL_CTX_set_verify = try lib.symbol("SSL_CTX_set_verify")
+        SSL_CTX_set_default_verify_paths = try lib.symbol("SSL_CTX_set_default_verify_paths")
+        SSL_CTX_load_verify_locations = try lib.symbol("SSL_CTX_load_verify_locations")
+        SSL_CTX_use_certificate_chain_file = try lib.symbol("SSL_CTX_use_certificate_chain_file")
+        SSL_CTX_use_PrivateKey_file = try lib.symbol("SSL_CTX_use_PrivateKey_file")
+        SSL_CTX_check_private_key = try lib.symbol("SSL_CTX_check_private_key")
+        SSL_new = try lib.symbol("SSL_new")
+        SSL_free = try lib.symbol("SSL_free")
+        SSL_set_fd = try lib.symbol("SSL_set_fd")
+        SSL_set_bio = try lib.symbol("SSL_set_bio")
+        SSL_ctrl = try lib.symbol("SSL_ctrl")
+        SSL_set1_host = try lib.symbol("SSL_set1_host")
+        SSL_get0_param = try lib.symbol("SSL_get0_param")
+        SSL_connect = try lib.symbol("SSL_connect")
+        SSL_accept = try lib.symbol("SSL_accept")
+        SSL_shutdown = try lib.symbol("SSL_shutdown")
+        SSL_read = try lib.symbol("SSL_read")
+        SSL_write = try lib.symbol("SSL_write")
+        SSL_get_error = try lib.symbol("SSL_get_error")
+        SSL_get_verify_result = try lib.symbol("SSL_get_verify_result")
+        SSL_pending = try lib.symbol("SSL_pending")
+        SSL_get_version = try lib.symbol("SSL_get_version")
+    }
+
+    /// A new context for `method` with TLS 1.2 as the oldest version and renegotiation off.
+    func newContext(server: Bool) throws -> OpaquePointer {
+        crypto.ERR_clear_error()
+        guard let ctx = SSL_CTX_new(server ? TLS_server_method() : TLS_client_method()) else {
+            throw TLSError.unavailable("cannot create a TLS context: \(crypto.reason(or: "out of memory"))")
+        }
+        _ = SSL_CTX_ctrl(ctx, SSLConst.ctrlSetMinProtoVersion, SSLConst.tls12Version, nil)
+        _ = SSL_CTX_set_options(ctx, SSLConst.opNoRenegotiation)
+        return ctx
+    }
+}
+
+/// Loads OpenSSL on first use. `crypto` alone is enough for signing; `ssl` loads both.
+enum OpenSSL {
+    static let crypto: Result<LibCrypto, TLSError> = load { try LibCrypto(DynamicLibrary.open(cryptoNames)) }
+
+    static let ssl: Result<LibSSL, TLSError> = load {
+        let c = try crypto.get()
+        return try LibSSL(DynamicLibrary.open(sslNames), crypto: c)
+    }
+
+    private static func load<T>(_ body: () throws -> T) -> Result<T, TLSError> {
+        do { return .success(try body()) } catch let e as TLSError { return .failure(e) } catch {
+            return .failure(.unavailable("TLS needs OpenSSL 3 (libssl3): \(error)"))
+        }
+    }
+
+    /// True once libssl or libcrypto is mapped into this process (for start-up tests).
+    static func isLoaded(_ file: String) -> Bool {
+        dlopen(file, RTLD_NOW | RTLD_NOLOAD).map { dlclose($0); return true } ?? false
+    }
+}

@@ -1,0 +1,65 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Where the system's trusted CA certificates are, found the way OpenSSL's default verify
+/// paths find them (SSL_CERT_FILE and SSL_CERT_DIR, else the built-in file and folder, on
+/// Debian /usr/lib/ssl/cert.pem and /usr/lib/ssl/certs), but loaded lazily when possible.
+///
+/// Parsing the whole CA bundle (about 140 certificates) costs OpenSSL 3 some 20 ms, more than
+/// the rest of a request. A folder of certificates named by subject hash (what
+/// update-ca-certificates and `openssl rehash` make) holds the same trust and is read one
+/// certificate at a time, only for the issuers a chain names. So the folder is used alone when
+/// it has hash links; the bundle is loaded when it has none, or when SSL_CERT_FILE names one.
+struct SystemTrust: Equatable {
+    /// A PEM bundle to load whole, or nil.
+    var file: String?
+    /// Folders (joined with ":") to look certificates up in by subject hash, or nil.
+    var directories: String?
+
+    /// The locations for this process's environment and OpenSSL's built-in defaults.
+    static func locate(_ crypto: LibCrypto) -> SystemTrust {
+        func text(_ p: UnsafePointer<CChar>?) -> String { p.map { String(cString: $0) } ?? "" }
+        let fileVar = text(crypto.X509_get_default_cert_file_env())
+        let dirVar = text(crypto.X509_get_default_cert_dir_env())
+        return locate(fileVariable: fileVar.isEmpty ? nil : getenv(fileVar).map { String(cString: $0) },
+                      dirVariable: dirVar.isEmpty ? nil : getenv(dirVar).map { String(cString: $0) },
+                      defaultFile: text(crypto.X509_get_default_cert_file()),
+                      defaultDir: text(crypto.X509_get_default_cert_dir()),
+                      hasHashLinks: SystemTrust.hasHashLinks)
+    }
+
+    /// The choice itself, given the environment's values and a folder test.
+    static func locate(fileVariable: String?, dirVariable: String?, defaultFile: String, defaultDir: String,
+                       hasHashLinks: (String) -> Bool) -> SystemTrust {
+        let dirs = (dirVariable?.isEmpty == false ? dirVariable : nil) ?? defaultDir
+        let hashed = dirs.split(separator: ":").map(String.init).filter { !$0.isEmpty && hasHashLinks($0) }
+        let directories = hashed.isEmpty ? nil : hashed.joined(separator: ":")
+        if let f = fileVariable, !f.isEmpty { return SystemTrust(file: f, directories: directories) }
+        if directories != nil { return SystemTrust(file: nil, directories: directories) }
+        return SystemTrust(file: defaultFile.isEmpty ? nil : defaultFile, directories: nil)
+    }
+
+    /// True when `folder` holds at least one entry named like "5ad8a5d6.0" (8 hex digits, a
+    /// dot, a number): OpenSSL's subject-hash names.
+    static func hasHashLinks(_ folder: String) -> Bool {
+        guard let d = opendir(folder) else { return false }
+        defer { closedir(d) }
+        while let e = readdir(d) {
+            let name = withUnsafeBytes(of: e.pointee.d_name) { raw in
+                Array(raw.prefix { $0 != 0 })
+            }
+            if isHashName(name) { return true }
+        }
+        return false
+    }
+
+    static func isHashName(_ name: [UInt8]) -> Bool {
+        guard name.count >= 10, name[8] == UInt8(ascii: ".") else { return false }
+        let hex = name[0..<8].allSatisfy { (48...57).contains($0) || (97...102).contains($0) }
+        let number = name[9...].allSatisfy { (48...57).contains($0) }
+        return hex && number
+    }
+}
