@@ -10,7 +10,6 @@ import json
 import os
 import queue
 import signal
-import socket
 import struct
 import subprocess
 import sys
