@@ -8,7 +8,7 @@ import RTDBCore
 /// * an update stores each of its paths as its own set;
 /// * cancel at P drops everything stored at or below P, and a stored ancestor is split into its
 ///   children so that just P is left alone (a stored primitive cannot be split: it stays; a
-///   stored delete is dropped, as the SDKs do).
+///   stored delete is dropped; an object's priority goes with the split, as the SDKs do).
 public struct DisconnectWrites: Sendable {
     public private(set) var entries: [(path: Path, value: Node)] = []
 
@@ -34,15 +34,14 @@ public struct DisconnectWrites: Sendable {
         entries.removeAll { path.contains($0.path) }
         guard let i = entries.firstIndex(where: { $0.path.contains(path) }) else { return }
         let stored = entries[i]
-        switch stored.value {
-        case .object(let children):
+        // An object (with or without a priority, which the split drops as the SDKs do) is split
+        // into its children; a stored delete has none; a primitive cannot be split.
+        if stored.value.isNull {
             entries.remove(at: i)
-            for c in children { entries.append((stored.path.appending(c.key), c.node)) }
+        } else if stored.value.isObject {
+            entries.remove(at: i)
+            for c in stored.value.children { entries.append((stored.path.appending(c.key), c.node)) }
             cancel(path)
-        case .null:
-            entries.remove(at: i)
-        default:
-            return   // a primitive cannot be split
         }
     }
 

@@ -108,6 +108,11 @@ enum RealtimeMessage {
         switch event {
         case .put(let rel, let value):
             out += #""d","b":{"p":"# + wirePath(location.appending(rel)) + #","d":"# + json(value)
+        case .patch(let rel, let entries) where entries.count == 1:
+            // A merge of one path is a set there (realtime-protocol §12.7: an onDisconnect set,
+            // run as a merge at the root, reaches a listen above it as a `d` at its own path).
+            out += #""d","b":{"p":"# + wirePath(location.appending(rel).appending(entries[0].path)) + #","d":"#
+                + json(entries[0].value)
         case .patch(let rel, let entries):
             out += #""m","b":{"p":"# + wirePath(location.appending(rel)) + #","d":{"#
             for (i, e) in entries.enumerated() {

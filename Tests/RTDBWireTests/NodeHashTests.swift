@@ -72,6 +72,11 @@ struct NodeHashTests {
         ("{\"intNode\":4,\"doubleNode\":4.5623,\"stringNode\":\"hey guys\",\"boolNode\":true}", "6Mc4jFmNdrLVIlJJjz2/MakTK9I="),
         ("null", ""),
         ("{}", ""),
+        // Priorities (stored now): the worked example and node.test.ts's priority vectors.
+        ("{\"x\":true,\".priority\":1}", "Dgk4rSu8KpUWWLzlIbm/0uQBhnc="),
+        ("{\"b\":2,\"a\":{\"x\":true,\".priority\":1},\"c\":\"hi\"}", "R/xDVVp858adWjAA0+ZbtSX2Wc8="),
+        ("{\"root\":{\"c\":{\".value\":99,\".priority\":\"abc\"},\".priority\":\"def\"}}", "Fm6tzN4CVEu5WxFDZUdTtqbTVaA="),
+        ("{\"root\":{\"c\":{\".value\":99,\".priority\":42},\".priority\":3.14}}", "B15QCqrzCxrI5zz1y00arWqFRFg="),
     ])
     func vectors(json: String, hash: String) {
         #expect(NodeHash.hash(node(json)) == hash)
@@ -91,6 +96,12 @@ struct NodeHashTests {
         #expect(canon(.double(-0.0)) == "number:8000000000000000")
         #expect(canon(.bool(false)) == "boolean:false")
         #expect(canon(node("{\"b\":2,\"a\":\"x\"}")) == ":a:\(NodeHash.hash(.string("x"))):b:\(NodeHash.hash(.int(2)))")
+        // Priority prefixes, and children in priority order (no priority, numbers, strings).
+        #expect(canon(node("{\"x\":true,\".priority\":1}")) == "priority:number:3ff0000000000000::x:E5z61QM0lN/U2WsOnusszCTkR8M=")
+        #expect(canon(node("{\".value\":\"hi\",\".priority\":\"p\"}")) == "priority:string:p:string:hi")
+        let ordered = node("{\"a\":{\".value\":1,\".priority\":\"s\"},\"b\":{\".value\":1,\".priority\":2},\"c\":1}")
+        let keys = canon(ordered).split(separator: ":").enumerated().filter { $0.offset % 2 == 0 }.map { String($0.element) }
+        #expect(keys == ["c", "b", "a"])
     }
 
     @Test("ETags: the hash, null_etag for null; matching accepts quotes, weak tags, lists and *")
