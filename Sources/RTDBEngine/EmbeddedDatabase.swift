@@ -182,13 +182,17 @@ public final class EmbeddedDatabase: Database {
     }
 
     /// Schema version 3: the paths of `data` and `priorities` become `StorageKey` blobs, so
-    /// that storage order is Firebase's key order. Every row is copied once, re-encoded.
+    /// that storage order is Firebase's key order (every row is copied once, re-encoded), and
+    /// the tables of persistent indexes (Indexes.swift) are added, empty.
     static func migrateToSchemaVersion3(_ c: Connection) throws {
         try c.exec("""
             ALTER TABLE main.data RENAME TO data_v2;
             ALTER TABLE main.priorities RENAME TO priorities_v2;
             CREATE TABLE main.data(path BLOB PRIMARY KEY, v) WITHOUT ROWID;
             CREATE TABLE main.priorities(path BLOB PRIMARY KEY, p) WITHOUT ROWID;
+            CREATE TABLE main.indexes(id INTEGER PRIMARY KEY, location TEXT NOT NULL, child TEXT NOT NULL);
+            CREATE TABLE main.index_entries(ix INTEGER NOT NULL, parent BLOB NOT NULL, entry BLOB NOT NULL,
+                                            PRIMARY KEY(ix, parent, entry)) WITHOUT ROWID;
             """)
         try copyReencoded(c, from: "main.data_v2", to: "main.data", column: "v")
         try copyReencoded(c, from: "main.priorities_v2", to: "main.priorities", column: "p")
@@ -369,6 +373,7 @@ public final class EmbeddedDatabase: Database {
         if path.isPriority { return [] }   // a priority is a primitive: no children
         switch query.order {
         case .value, .child:
+            if let w = try indexedQuery(c, path, query, export: export) { return w }
             if query.limit != nil { return try indexedWindow(c, path, query) }
         case .key:
             if !query.isUnfiltered, let w = try keyWindow(c, path, query, export: export) { return w }
@@ -419,6 +424,15 @@ public final class EmbeddedDatabase: Database {
             let now = clock()
             var out: [Node.Entry] = []
             out.reserveCapacity(values.count)
+            // Indexes: of the list itself (an entry per new child), of a location above it (one
+            // child changes, read before and after), or of locations inside the new children.
+            let indexes = try storedIndexes(c)
+            let ofList = indexes.filter { $0.definition.matches(path) }
+            let inside = indexes.filter { $0.definition.pattern.count > path.count && $0.definition.matchesPrefix(path.keys[...]) }
+            let above = indexes.filter { $0.definition.pattern.count < path.count }
+            let work = above.isEmpty ? nil : try prepareIndexes(c, above, path)
+            let entries = indexes.isEmpty ? nil : try EntryRows(c)
+            let listEnc = ofList.isEmpty ? [] : EmbeddedDatabase.encode(path)
             // New keys hold nothing yet: only a leaf at the list or above it is replaced.
             try removeAncestorLeaves(c, of: path.appending("_"))
             let rows = try LeafRows(c)
@@ -428,9 +442,19 @@ public final class EmbeddedDatabase: Database {
                 let resolved = try ServerValues.resolve(v, at: child, now: now) { try readForIncrement(c, $0) }
                 var enc = EmbeddedDatabase.encode(child)
                 try insert(rows, resolved, &enc)
+                if let entries {
+                    for index in ofList where !resolved.isNull {
+                        try entries.add(index.id, listEnc, entry(index.definition.sortValue(resolved), key: key))
+                    }
+                    for index in inside where index.definition.matchesPrefix((path.keys + [key])[...]) {
+                        try addEntries(entries, index, index.definition.pattern[(path.count + 1)...], child, resolved)
+                    }
+                }
                 out.append(Node.Entry(key, resolved))
             }
             try rows.flush()
+            try entries?.flush()
+            if let work { try finishIndexes(c, work, path, nil) }
             if !out.isEmpty {
                 try log(c, out.count > EmbeddedDatabase.logMaxPaths ? [path] : out.map { path.appending($0.key) },
                         .update(path, out.map { (path: Path(validatedKeys: [$0.key]), value: $0.node) }))

@@ -156,6 +156,8 @@ extension EmbeddedDatabase {
             try writePriority(c, of: path.node, value)
             return
         }
+        let indexes = try storedIndexes(c)
+        let work = indexes.isEmpty ? nil : try prepareIndexes(c, indexes, path)
         var enc = EmbeddedDatabase.encode(path)
         try removeAncestorLeaves(c, of: path)
         try deleteSubtree(c, enc)
@@ -163,6 +165,7 @@ extension EmbeddedDatabase {
         try insert(rows, value, &enc)
         try rows.flush()
         if value.isNull { try clearPrioritiesOfEmptiedAncestors(c, of: path) }
+        if let work { try finishIndexes(c, work, path, value) }
     }
 
     /// Sets (or with `.null` clears) the priority of the node at `path`; an empty node takes none.
@@ -356,9 +359,23 @@ extension EmbeddedDatabase {
     func indexedWindow(_ c: Connection, _ path: Path, _ query: Query) throws -> [Node.Entry] {
         let enc = EmbeddedDatabase.encode(path)
         if try leaf(c, at: enc) != nil { return [] }
+        var child: Path? = nil
+        if case .child(let p) = query.order { child = p }
+        let entries = try sortValues(c, enc, child: child, valueOrder: { if case .value = query.order { return true }; return false }())
+        // Choose the window on sort values alone, then read only the chosen children.
+        // (`entries` holds each child's sort value in place of the child.)
+        let ranked = entries.filter { query.inRange($0.key, sortValue: $0.node) }
+            .map { Query.Ranked(key: SortableKey($0.key), sortValue: $0.node, entry: $0) }
+        let chosen = Query.ordered(ranked, limit: query.limit, by: Query.Ranked.less)
+        return try chosen.map { Node.Entry($0.entry.key, try readExport(c, path.appending($0.entry.key))) }
+    }
+
+    /// Each child of the encoded path with its sort value (in place of the child), in key
+    /// order, from one scan of the subtree: by the value at `child` below it, or by its own
+    /// value (`valueOrder`; any object sorts as "an object"), or `.null` for neither.
+    func sortValues(_ c: Connection, _ enc: [UInt8], child: Path?, valueOrder: Bool) throws -> [Node.Entry] {
         let skip = enc.count
-        var childPath: [UInt8] = []
-        if case .child(let p) = query.order { childPath = StorageKey.encode(p) }
+        let childPath: [UInt8] = child.map { StorageKey.encode($0) } ?? []
         var entries: [Node.Entry] = []
         var currentKey: [UInt8] = []
         var currentIsObject = false
@@ -374,31 +391,21 @@ extension EmbeddedDatabase {
                 entries.append(Node.Entry(StorageKey.key(rel, 0..<end), .null))
             }
             let sub = UnsafeBufferPointer(rebasing: rel[end...])
-            switch query.order {
-            case .value:
+            if valueOrder {
                 // Sort value: the leaf itself; any object sorts as "an object".
                 if isNew {
                     entries[entries.count - 1].node = currentIsObject ? EmbeddedDatabase.someObject : EmbeddedDatabase.leaf(s, 1)
                 }
-            case .child:
-                if end < rel.count {
-                    if sub.elementsEqual(childPath) {
-                        entries[entries.count - 1].node = EmbeddedDatabase.leaf(s, 1)
-                    } else if sub.count > childPath.count,
-                              UnsafeBufferPointer(rebasing: sub[0..<childPath.count]).elementsEqual(childPath) {
-                        entries[entries.count - 1].node = EmbeddedDatabase.someObject
-                    }
+            } else if child != nil, end < rel.count {
+                if sub.elementsEqual(childPath) {
+                    entries[entries.count - 1].node = EmbeddedDatabase.leaf(s, 1)
+                } else if sub.count > childPath.count,
+                          UnsafeBufferPointer(rebasing: sub[0..<childPath.count]).elementsEqual(childPath) {
+                    entries[entries.count - 1].node = EmbeddedDatabase.someObject
                 }
-            case .key, .priority:
-                break
             }
         }
-        // Choose the window on sort values alone, then read only the chosen children.
-        // (`entries` holds each child's sort value in place of the child.)
-        let ranked = entries.filter { query.inRange($0.key, sortValue: $0.node) }
-            .map { Query.Ranked(key: SortableKey($0.key), sortValue: $0.node, entry: $0) }
-        let chosen = Query.ordered(ranked, limit: query.limit, by: Query.Ranked.less)
-        return try chosen.map { Node.Entry($0.entry.key, try readExport(c, path.appending($0.entry.key))) }
+        return entries
     }
 }
 
