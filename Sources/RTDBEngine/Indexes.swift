@@ -335,6 +335,7 @@ final class EntryRows {
     private let one: Statement
     private let many: Statement
     private var rows: [(Int64, [UInt8], [UInt8])] = []
+    private var pending: [(Int64, [UInt8], [UInt8])] = []
 
     init(_ c: Connection) throws {
         one = try c.statement("INSERT OR REPLACE INTO index_entries(ix, parent, entry) VALUES(?1, ?2, ?3)")
@@ -343,12 +344,23 @@ final class EntryRows {
         rows.reserveCapacity(EntryRows.batch)
     }
 
+    /// Rows wait for `flush`, which inserts them in index order: B-tree inserts in order touch
+    /// each page once, where the order of the children written would touch pages at random.
     func add(_ ix: Int64, _ parent: [UInt8], _ entry: [UInt8]) throws {
-        rows.append((ix, parent, entry))
-        if rows.count == EntryRows.batch { try run(many) }
+        pending.append((ix, parent, entry))
     }
 
     func flush() throws {
+        pending.sort { a, b in
+            if a.0 != b.0 { return a.0 < b.0 }
+            if a.1 != b.1 { return a.1.lexicographicallyPrecedes(b.1) }
+            return a.2.lexicographicallyPrecedes(b.2)
+        }
+        for row in pending {
+            rows.append(row)
+            if rows.count == EntryRows.batch { try run(many) }
+        }
+        pending.removeAll()
         while !rows.isEmpty { try run(one, count: 1) }
     }
 
