@@ -4,7 +4,7 @@
     bench.py RTDB WORKDIR [--markdown FILE] [--quick]
 
 Generates every data set (deterministically, fixed seeds) inside WORKDIR, runs the measurements
-(a)-(h) side by side with their reference commands, prints a table with the goal and PASS/FAIL
+(a)-(h), (k) and (i) side by side with their reference commands, prints a table with the goal and PASS/FAIL
 beside each figure, and exits 0 when every goal passes, 1 when any fails, 2 on a harness error.
 Every child process is started with a timeout; background watchers are killed on exit, and their
 PIDs are listed in WORKDIR/pids so that run.sh's trap can kill them too.
@@ -531,6 +531,100 @@ def bench_f(ctx, res, writes):
 
 # ---------------------------------------------------------------------------------------------
 
+def run_rss(ctx, cmd):
+    """Runs cmd; returns (seconds, peak RSS in MB)."""
+    t0 = time.perf_counter()
+    p = subprocess.Popen(cmd, stdout=DEVNULL, stderr=subprocess.PIPE, env=ctx.env)
+    _, status, usage = os.wait4(p.pid, 0)
+    dt = time.perf_counter() - t0
+    p.returncode = os.waitstatus_to_exitcode(status)
+    if p.returncode != 0:
+        raise BenchError(f"exit {p.returncode}: {' '.join(cmd)}")
+    return dt, usage.ru_maxrss / 1024.0
+
+
+def gen_children_lines(path, n, seed=11):
+    rng = random.Random(seed)
+    with open(path, "w") as f:
+        for i in range(n):
+            f.write(f'{{"x":{rng.randint(0, 10_000_000)},"name":"item {i}","flag":{"true" if i % 2 else "false"}}}\n')
+
+
+def bench_k(ctx, res, runs):
+    """Key-ordered windows: the last 10 of N push-ID children, 10,000 vs 1,000,000."""
+    figures = {}
+    for n in (10_000, 1_000_000):
+        src = ctx.path(f"k{n}.lines")
+        db = ctx.path(f"k{n}.db")
+        with open(src, "w") as f:
+            for i in range(n):
+                f.write(f'{{"text":"message {i}","ts":{i}}}\n')
+        ctx.run(ctx.cmd(db, "push", "/chat", "--lines", "-q"), stdin_file=src, timeout=900)
+        q = ctx.cmd(db, "query", "/chat", "--limit-to-last", "10")
+        got = [json.loads(l)["value"]["ts"] for l in ctx.run(q, capture=True)[1].splitlines()]
+        if got != list(range(n - 10, n)):
+            raise BenchError(f"(k) query returned {got}")
+        ctx.run(q)
+        samples = [run_rss(ctx, q) for _ in range(runs)]
+        figures[n] = (med([t for t, _ in samples]), max(r for _, r in samples))
+        os.remove(src)
+        os.remove(db)
+    (t10k, _), (t1m, rss1m) = figures[10_000], figures[1_000_000]
+    res.add("k", f"query /chat --limit-to-last 10 over 1,000,000 push IDs, median of {runs}",
+            f"{ms(t1m):.1f} ms", "≤ 10 ms", ms(t1m) <= 10)
+    res.add("k", "  its peak RSS", f"{rss1m:.1f} MB", "≤ 20 MB", rss1m <= 20)
+    res.add("k", f"  the same over 10,000: {ms(t10k):.1f} ms; 1,000,000 / 10,000",
+            f"{t1m / t10k:.2f}×", "≤ 2×", t1m / t10k <= 2)
+
+
+def bench_i(ctx, res, runs):
+    """Indexes: order-by-child windows with an index, 100,000 vs 1,000,000 children; write cost."""
+    figures = {}
+    for n in (100_000, 1_000_000):
+        src = ctx.path(f"i{n}.lines")
+        db = ctx.path(f"i{n}.db")
+        gen_children_lines(src, n)
+        ctx.run(ctx.cmd(db, "index", "add", "/items", "x"))
+        ctx.run(ctx.cmd(db, "push", "/items", "--lines", "-q"), stdin_file=src, timeout=900)
+        last = ctx.cmd(db, "query", "/items", "--order-by-child", "x", "--limit-to-last", "10")
+        rng = ctx.cmd(db, "query", "/items", "--order-by-child", "x", "--start-at", "5000000", "--limit-to-first", "10")
+        rng2 = ctx.cmd(db, "query", "/items", "--order-by-child", "x", "--start-at", "5000000",
+                       "--end-at", str(5_000_000 + 10_000_000 * 10 // n))
+        for q in (last, rng, rng2):
+            ctx.run(q)
+        count = len(ctx.run(rng2, capture=True)[1].splitlines())
+        figures[n] = [med([ctx.run(q)[0] for _ in range(runs)]) for q in (last, rng, rng2)] + [count]
+        os.remove(src)
+        os.remove(db)
+    for n in (100_000, 1_000_000):
+        tl, tr, tb, count = figures[n]
+        res.add("i", f"query --order-by-child x --limit-to-last 10, indexed, {n:,} children, median of {runs}",
+                f"{ms(tl):.1f} ms", "≤ 20 ms", ms(tl) <= 20)
+        res.add("i", f"  --start-at V --limit-to-first 10, indexed, {n:,} children",
+                f"{ms(tr):.1f} ms", "≤ 20 ms", ms(tr) <= 20)
+        res.add("i", f"  --start-at V --end-at W ({count} children), indexed, {n:,} children",
+                f"{ms(tb):.1f} ms", "≤ 20 ms", ms(tb) <= 20)
+    flat = figures[1_000_000][0] / figures[100_000][0]
+    res.add("i", "  limit-to-last 10: 1,000,000 / 100,000 children", f"{flat:.2f}×", "flat (≤ 2×)", flat <= 2)
+    # Write cost: push --lines of 100,000 items into an indexed location vs a plain one.
+    src = ctx.path("iw.lines")
+    gen_children_lines(src, 100_000)
+    plain, indexed = [], []
+    for r in range(3):
+        for kind in ("plain", "indexed"):
+            db = ctx.path(f"iw-{kind}-{r}.db")
+            ctx.run(ctx.cmd(db, "set", "/meta", "1"))
+            if kind == "indexed":
+                ctx.run(ctx.cmd(db, "index", "add", "/items", "x"))
+            dt = ctx.run(ctx.cmd(db, "push", "/items", "--lines", "-q"), stdin_file=src, timeout=600)[0]
+            (indexed if kind == "indexed" else plain).append(dt)
+            os.remove(db)
+    os.remove(src)
+    slow = med(indexed) / med(plain) - 1
+    res.add("i", f"push --lines of 100,000: indexed {med(indexed):.2f} s vs plain {med(plain):.2f} s, median of 3",
+            f"+{slow * 100:.0f}%", "≤ +30%", slow <= 0.30)
+
+
 def machine(rtdb):
     def sh(cmd):
         try:
@@ -577,7 +671,7 @@ def main():
     ap.add_argument("rtdb")
     ap.add_argument("work")
     ap.add_argument("--markdown")
-    ap.add_argument("--only", default="abcdefghr", help="subset of the goals to run, e.g. 'ae'")
+    ap.add_argument("--only", default="abcdefghrki", help="subset of the goals to run, e.g. 'ae'")
     args = ap.parse_args()
     rtdb = os.path.abspath(args.rtdb)
     ctx = Ctx(rtdb, args.work)
@@ -599,7 +693,9 @@ def main():
              ("f", lambda: bench_f(ctx, res, writes=15)),
              ("g", lambda: serve_bench.bench_g(ctx, res)),
              ("h", lambda: remote_bench.bench_h(ctx, res, LineReader, gen_push_lines)),
-             ("r", lambda: rules_bench.bench_r(ctx, res))]
+             ("r", lambda: rules_bench.bench_r(ctx, res)),
+             ("k", lambda: bench_k(ctx, res, runs=15)),
+             ("i", lambda: bench_i(ctx, res, runs=15))]
     errors = []
     try:
         for gid, fn in steps:

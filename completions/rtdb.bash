@@ -7,7 +7,7 @@
 # Tests/CLITests fails when they drift apart. Database paths are completed live with
 # `rtdb [--db FILE] __complete paths -- PREFIX`, from the database the command line names.
 
-_rtdb_commands="get set update push remove query increment tx watch serve rules help"
+_rtdb_commands="get set update push remove query increment tx watch index serve rules help"
 _rtdb_global_options="--db --url --auth --access-token --credentials --cacert --timeout --pretty --quiet -q --help -h --version"
 _rtdb_query_options="--order-by-key --order-by-value --order-by-child --order-by-priority --start-at --start-after --end-at --end-before --equal-to --start-key --end-key --limit-to-first --limit-to-last"
 # Options that take a value (the next word, or after `=`).
@@ -141,6 +141,10 @@ _rtdb() {
         ((npos == 0)) && COMPREPLY=($(compgen -W "$_rtdb_commands" -- "$cur"))
     elif [[ $cmd == rules ]]; then
         if ((npos == 0)); then COMPREPLY=($(compgen -W "check" -- "$cur")); else _rtdb_files "$cur"; fi
+    elif [[ $cmd == index ]]; then
+        if ((npos == 0)); then COMPREPLY=($(compgen -W "add remove list" -- "$cur"))
+        elif ((npos == 1)); then _rtdb_paths "$db" "$cur" "$prog"
+        elif ((npos == 2)); then COMPREPLY=($(compgen -W ".value" -- "$cur")); fi
     elif [[ $cmd != serve && " $_rtdb_commands " == *" $cmd "* ]] && ((npos == 0)); then
         _rtdb_paths "$db" "$cur" "$prog"
     fi

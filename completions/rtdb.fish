@@ -113,10 +113,11 @@ complete -c rtdb -n __rtdb_needs_command -a query -d 'print the children of a pa
 complete -c rtdb -n __rtdb_needs_command -a increment -d 'atomically add a number to the value at a path'
 complete -c rtdb -n __rtdb_needs_command -a tx -d 'run a command as a compare-and-set transaction'
 complete -c rtdb -n __rtdb_needs_command -a watch -d 'stream value or child events as JSON lines'
+complete -c rtdb -n __rtdb_needs_command -a index -d 'add, remove or list the indexes queries use'
 complete -c rtdb -n __rtdb_needs_command -a serve -d 'serve the database over Firebase REST and streaming'
 complete -c rtdb -n __rtdb_needs_command -a rules -d 'check a security rules file'
 complete -c rtdb -n __rtdb_needs_command -a help -d 'show help for rtdb or one command'
-complete -c rtdb -n __rtdb_wants_command_name -a 'get set update push remove query increment tx watch serve rules help'
+complete -c rtdb -n __rtdb_wants_command_name -a 'get set update push remove query increment tx watch index serve rules help'
 
 # Arguments
 complete -c rtdb -n __rtdb_wants_path -a '(__rtdb_paths)'
@@ -164,6 +165,9 @@ complete -c rtdb -n '__rtdb_using serve' -l rules -r -F -d 'enforce the security
 complete -c rtdb -n '__rtdb_using serve' -l project-id -x -d 'verify ID tokens for this project (needs --jwks)'
 complete -c rtdb -n '__rtdb_using serve' -l jwks -r -F -d 'Google token-signing keys for --project-id'
 complete -c rtdb -n '__rtdb_using serve' -l strict-indexes -d '400 for an orderBy without .indexOn'
+# index
+complete -c rtdb -n '__rtdb_using index; and not __fish_seen_subcommand_from add remove list' -a 'add remove list' -d 'index action'
+
 # rules
 complete -c rtdb -n '__rtdb_using rules; and not __fish_seen_subcommand_from check' -a check -d 'check a rules file'
 complete -c rtdb -n '__rtdb_using rules; and __fish_seen_subcommand_from check' -F

@@ -103,10 +103,7 @@ extension EmbeddedDatabase {
     public func querySnapshot(_ path: Path, _ query: Query) throws -> (seq: Int64, entries: [Node.Entry]) {
         try reading((0, [])) { c in
             let seq = try c.integer("SELECT COALESCE(MAX(seq), 0) FROM log") ?? 0
-            if case .key = query.order {} else if query.limit != nil {
-                return (seq, try indexedWindow(c, path, query))
-            }
-            return (seq, query.window(of: try read(c, path)))
+            return (seq, try window(c, path, query, export: false))
         }
     }
 

@@ -8,16 +8,19 @@ import Darwin
 
 /// The embedded database: one SQLite file, safe for any number of processes at once.
 ///
-/// Storage: one row per leaf in `data(path, v)`, `path` being the keys joined by `/` (the root
-/// leaf is `""`), so a subtree is one contiguous key range and reading a small path touches only
-/// its own rows. `v` holds integers, doubles and strings natively and booleans as a 1-byte blob.
+/// Storage: one row per leaf in `data(path, v)`, `path` being the path's keys in an
+/// order-preserving encoding (`StorageKey`; the root leaf is the empty blob), so a subtree is
+/// one contiguous key range, reading a small path touches only its own rows, and the children
+/// of a node are stored in Firebase's key order (a key-ordered window reads only its rows). `v` holds integers, doubles and strings natively and booleans as a 1-byte blob.
 /// Priorities live apart, one row per node that has one in `priorities(path, p)` (same path
 /// encoding), so data without priorities has exactly the rows it always had; every write keeps
 /// that table exact (a row only for a node that holds data). Every write also appends the paths
 /// it touched to `log(seq, paths)`, which watchers read to learn what other processes changed.
 ///
-/// Schema versions (`PRAGMA user_version`): 1 = `data` and `log`; 2 adds `priorities`. A version-1
-/// file is read as it is (it has no priorities) and upgraded by its first write.
+/// Schema versions (`PRAGMA user_version`): 1 = `data` and `log`, paths as `/`-joined text;
+/// 2 adds `priorities`; 3 stores the paths of `data` and `priorities` as `StorageKey` blobs.
+/// An older file is upgraded by its first write; until then reads see a converted copy held in
+/// temporary tables (`LegacyLayout.swift`), so that reads never change a file.
 ///
 /// Concurrency: WAL journal, `synchronous=FULL`, writers in `BEGIN IMMEDIATE`, a busy handler
 /// that waits up to the timeout. Each public call is one transaction.
@@ -41,13 +44,18 @@ public final class EmbeddedDatabase: Database {
     var changesTableReady = false
     /// The file has the `priorities` table (schema version 2 or later).
     var hasPriorityTable = false
+    /// The file has an older layout that this user may not upgrade: reads go to a converted
+    /// copy in temporary tables (LegacyLayout.swift).
+    var legacyLayout = false
+    /// `data_version` when that copy was made.
+    var legacyVersion: Int64? = nil
     /// The connection reads the file alone (`FileAccess.immutableURI`): this user may read the
     /// file but not create its WAL files. It sees no later commits.
     private(set) var immutable = false
     /// What the path named when the connection was opened (see `fileChanged`).
     private var openedSignature: FileAccess.Signature? = nil
 
-    static let schemaVersion: Int64 = 2
+    static let schemaVersion: Int64 = 3
     /// The oldest schema this code reads: files made before priorities were stored.
     static let oldestReadableSchemaVersion: Int64 = 1
     static let logKeep: Int64 = 10_000
@@ -85,6 +93,12 @@ public final class EmbeddedDatabase: Database {
                   version <= EmbeddedDatabase.schemaVersion else { return nil }
             hasSchema = true
             hasPriorityTable = version >= 2
+            if version < 3 {
+                // Reads never change a file: an older layout is read through a converted copy
+                // until the first write upgrades the file.
+                legacyLayout = true
+                hasPriorityTable = true
+            }
         }
         return c
     }
@@ -120,6 +134,7 @@ public final class EmbeddedDatabase: Database {
             }
             // A larger page cache keeps big writes from spilling pages before the commit.
             try c.exec("PRAGMA synchronous=FULL; PRAGMA cache_size=-65536; PRAGMA journal_size_limit=67108864")
+            try dropLegacyCopy(c)   // this connection read the file before its upgrade
             if try c.integer("PRAGMA user_version") != EmbeddedDatabase.schemaVersion {
                 try c.exec("BEGIN IMMEDIATE")
                 do {
@@ -130,6 +145,7 @@ public final class EmbeddedDatabase: Database {
                     }
                     if version < 1 { try EmbeddedDatabase.createSchemaVersion1(c) }
                     if version < 2 { try EmbeddedDatabase.migrateToSchemaVersion2(c) }
+                    if version < 3 { try EmbeddedDatabase.migrateToSchemaVersion3(c) }
                     // Marked in the same transaction: another process opening the file must never
                     // see rtdb's tables without rtdb's mark (it would refuse the file as foreign).
                     try FileMark.mark(c)
@@ -163,6 +179,40 @@ public final class EmbeddedDatabase: Database {
             CREATE TABLE IF NOT EXISTS priorities(path TEXT PRIMARY KEY, p) WITHOUT ROWID;
             PRAGMA user_version=2;
             """)
+    }
+
+    /// Schema version 3: the paths of `data` and `priorities` become `StorageKey` blobs, so
+    /// that storage order is Firebase's key order (every row is copied once, re-encoded), and
+    /// the tables of persistent indexes (Indexes.swift) are added, empty.
+    static func migrateToSchemaVersion3(_ c: Connection) throws {
+        try c.exec("""
+            ALTER TABLE main.data RENAME TO data_v2;
+            ALTER TABLE main.priorities RENAME TO priorities_v2;
+            CREATE TABLE main.data(path BLOB PRIMARY KEY, v) WITHOUT ROWID;
+            CREATE TABLE main.priorities(path BLOB PRIMARY KEY, p) WITHOUT ROWID;
+            CREATE TABLE main.indexes(id INTEGER PRIMARY KEY, location TEXT NOT NULL, child TEXT NOT NULL);
+            CREATE TABLE main.index_entries(ix INTEGER NOT NULL, parent BLOB NOT NULL, entry BLOB NOT NULL,
+                                            PRIMARY KEY(ix, parent, entry)) WITHOUT ROWID;
+            """)
+        try copyReencoded(c, from: "main.data_v2", to: "main.data", column: "v")
+        try copyReencoded(c, from: "main.priorities_v2", to: "main.priorities", column: "p")
+        try c.exec("""
+            DROP TABLE main.data_v2;
+            DROP TABLE main.priorities_v2;
+            PRAGMA user_version=3;
+            """)
+    }
+
+    /// Copies the rows of a table with `/`-joined text paths into one keyed by `StorageKey`.
+    static func copyReencoded(_ c: Connection, from old: String, to new: String, column: String) throws {
+        let read = try c.statement("SELECT path, \(column) FROM \(old)")
+        defer { read.reset() }
+        let write = try c.statement("INSERT OR REPLACE INTO \(new)(path, \(column)) VALUES(?1, ?2)")
+        while try read.step() {
+            write.bind(1, blob: StorageKey.fromLegacy(read.bytes(0)))
+            sqlite3_bind_value(write.handle, 2, sqlite3_column_value(read.handle, 1))
+            try write.run()
+        }
     }
 
     /// Opens the file and accepts it only when it is one of rtdb's (see `FileMark`), before
@@ -201,6 +251,8 @@ public final class EmbeddedDatabase: Database {
     func closeConnection() {
         if let c = conn { _ = rtdb_sqlite3_db_config_flag(c.handle, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1) }
         conn = nil
+        legacyLayout = false
+        legacyVersion = nil
         hasSchema = false
         writerReady = false
         immutable = false
@@ -252,6 +304,7 @@ public final class EmbeddedDatabase: Database {
             guard let c = try readConnection() else { return empty }
             try c.exec("BEGIN")
             defer { try? c.exec("COMMIT") }
+            if legacyLayout { try refreshLegacyCopy(c) }
             return try body(c)
         }
     }
@@ -310,17 +363,24 @@ public final class EmbeddedDatabase: Database {
     }
 
     public func query(_ path: Path, _ query: Query) throws -> [Node.Entry] {
-        try reading([]) { c in
-            if path.isPriority { return [] }   // a priority is a primitive: no children
-            // A limited value/child order needs only each child's sort value to pick the window.
-            switch query.order {
-            case .value, .child:
-                if query.limit != nil { return try indexedWindow(c, path, query) }
-            case .key, .priority:
-                break
-            }
-            return query.window(of: try readExport(c, path))
+        try reading([]) { c in try window(c, path, query, export: true) }
+    }
+
+    /// The children a query selects, read as cheaply as its order allows: a key-ordered window
+    /// seeks to its children, a limited value/child order needs only each child's sort value to
+    /// pick the window, anything else filters the whole location.
+    func window(_ c: Connection, _ path: Path, _ query: Query, export: Bool) throws -> [Node.Entry] {
+        if path.isPriority { return [] }   // a priority is a primitive: no children
+        switch query.order {
+        case .value, .child:
+            if let w = try indexedQuery(c, path, query, export: export) { return w }
+            if query.limit != nil { return try indexedWindow(c, path, query) }
+        case .key:
+            if !query.isUnfiltered, let w = try keyWindow(c, path, query, export: export) { return w }
+        case .priority:
+            break
         }
+        return query.window(of: export ? try readExport(c, path) : try read(c, path))
     }
 
     public func set(_ path: Path, _ value: Node) throws -> Node {
@@ -364,6 +424,15 @@ public final class EmbeddedDatabase: Database {
             let now = clock()
             var out: [Node.Entry] = []
             out.reserveCapacity(values.count)
+            // Indexes: of the list itself (an entry per new child), of a location above it (one
+            // child changes, read before and after), or of locations inside the new children.
+            let indexes = try storedIndexes(c)
+            let ofList = indexes.filter { $0.definition.matches(path) }
+            let inside = indexes.filter { $0.definition.pattern.count > path.count && $0.definition.matchesPrefix(path.keys[...]) }
+            let above = indexes.filter { $0.definition.pattern.count < path.count }
+            let work = above.isEmpty ? nil : try prepareIndexes(c, above, path)
+            let entries = indexes.isEmpty ? nil : try EntryRows(c)
+            let listEnc = ofList.isEmpty ? [] : EmbeddedDatabase.encode(path)
             // New keys hold nothing yet: only a leaf at the list or above it is replaced.
             try removeAncestorLeaves(c, of: path.appending("_"))
             let rows = try LeafRows(c)
@@ -373,9 +442,19 @@ public final class EmbeddedDatabase: Database {
                 let resolved = try ServerValues.resolve(v, at: child, now: now) { try readForIncrement(c, $0) }
                 var enc = EmbeddedDatabase.encode(child)
                 try insert(rows, resolved, &enc)
+                if let entries {
+                    for index in ofList where !resolved.isNull {
+                        try entries.add(index.id, listEnc, entry(index.definition.sortValue(resolved), key: key))
+                    }
+                    for index in inside where index.definition.matchesPrefix((path.keys + [key])[...]) {
+                        try addEntries(entries, index, index.definition.pattern[(path.count + 1)...], child, resolved)
+                    }
+                }
                 out.append(Node.Entry(key, resolved))
             }
             try rows.flush()
+            try entries?.flush()
+            if let work { try finishIndexes(c, work, path, nil) }
             if !out.isEmpty {
                 try log(c, out.count > EmbeddedDatabase.logMaxPaths ? [path] : out.map { path.appending($0.key) },
                         .update(path, out.map { (path: Path(validatedKeys: [$0.key]), value: $0.node) }))

@@ -213,6 +213,16 @@ final class Statement {
                               Int32(bytes.count), sqliteTransient)
     }
 
+    /// Binds bytes as a blob (an empty buffer is an empty blob, not NULL).
+    func bind(_ i: Int32, blob: UnsafeBufferPointer<UInt8>) {
+        _ = sqlite3_bind_blob(handle, i, UnsafeRawPointer(textPointer(blob)),
+                              Int32(blob.count), sqliteTransient)
+    }
+
+    func bind(_ i: Int32, blob: [UInt8]) {
+        blob.withUnsafeBufferPointer { bind(i, blob: $0) }
+    }
+
     func bind(_ i: Int32, int: Int64) { sqlite3_bind_int64(handle, i, int) }
 
     func int(_ col: Int32) -> Int64 { sqlite3_column_int64(handle, col) }
@@ -229,5 +239,13 @@ final class Statement {
         let p = sqlite3_column_text(handle, col)
         let n = Int(sqlite3_column_bytes(handle, col))
         return UnsafeBufferPointer(start: p, count: p == nil ? 0 : n)
+    }
+
+    /// The raw bytes of a blob column, valid until the next step or reset.
+    @inline(__always)
+    func blob(_ col: Int32) -> UnsafeBufferPointer<UInt8> {
+        let p = sqlite3_column_blob(handle, col)
+        let n = Int(sqlite3_column_bytes(handle, col))
+        return UnsafeBufferPointer(start: p?.assumingMemoryBound(to: UInt8.self), count: p == nil ? 0 : n)
     }
 }

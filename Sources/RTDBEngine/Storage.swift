@@ -7,20 +7,8 @@ import RTDBCore
 extension EmbeddedDatabase {
     // MARK: path encoding
 
-    static func encode(_ path: Path) -> [UInt8] {
-        var out: [UInt8] = []
-        for (i, k) in path.keys.enumerated() {
-            if i > 0 { out.append(UInt8(ascii: "/")) }
-            out.append(contentsOf: k.utf8)
-        }
-        return out
-    }
-
-    /// The key range [lo, hi) holding every strict descendant of `path`.
-    static func descendantRange(_ enc: [UInt8]) -> (lo: [UInt8], hi: [UInt8])? {
-        if enc.isEmpty { return nil }   // the root: every row but ""
-        return (enc + [UInt8(ascii: "/")], enc + [UInt8(ascii: "0")])
-    }
+    /// The row key of `path` (see `StorageKey`).
+    static func encode(_ path: Path) -> [UInt8] { StorageKey.encode(path) }
 
     // MARK: leaf values
 
@@ -62,9 +50,9 @@ extension EmbeddedDatabase {
         let enc = EmbeddedDatabase.encode(path)
         if let v = try leaf(c, at: enc) { return v }
         var builder = TreeBuilder()
-        let skip = enc.isEmpty ? 0 : enc.count + 1
+        let skip = enc.count
         try scanDescendants(c, enc) { s in
-            let rel = s.bytes(0)
+            let rel = s.blob(0)
             builder.add(rel: UnsafeBufferPointer(rebasing: rel[skip...]), value: EmbeddedDatabase.leaf(s, 1))
         }
         return builder.finish()
@@ -80,9 +68,9 @@ extension EmbeddedDatabase {
         if let v = try leaf(c, at: enc) { return v.withPriority(own ?? .null) }
         var builder = TreeBuilder()
         builder.priorities = below
-        let skip = enc.isEmpty ? 0 : enc.count + 1
+        let skip = enc.count
         try scanDescendants(c, enc) { s in
-            let rel = s.bytes(0)
+            let rel = s.blob(0)
             builder.add(rel: UnsafeBufferPointer(rebasing: rel[skip...]), value: EmbeddedDatabase.leaf(s, 1))
         }
         return builder.finish().withPriority(own ?? .null)
@@ -92,7 +80,7 @@ extension EmbeddedDatabase {
     func priority(_ c: Connection, of path: Path) throws -> Node {
         guard try priorityTableExists(c) else { return .null }
         let s = try c.statement("SELECT p FROM priorities WHERE path = ?1")
-        EmbeddedDatabase.encode(path).withUnsafeBufferPointer { s.bind(1, bytes: $0) }
+        s.bind(1, blob: EmbeddedDatabase.encode(path))
         defer { s.reset() }
         return try s.step() ? EmbeddedDatabase.leaf(s, 0) : .null
     }
@@ -102,15 +90,15 @@ extension EmbeddedDatabase {
     func priorityRows(_ c: Connection, _ enc: [UInt8]) throws -> (own: Node?, below: [[UInt8]: Node]) {
         guard try priorityTableExists(c) else { return (nil, [:]) }
         let one = try c.statement("SELECT p FROM priorities WHERE path = ?1")
-        enc.withUnsafeBufferPointer { one.bind(1, bytes: $0) }
+        one.bind(1, blob: enc)
         let own = try one.step() ? EmbeddedDatabase.leaf(one, 0) : nil
         one.reset()
         var below: [[UInt8]: Node] = [:]
-        let skip = enc.isEmpty ? 0 : enc.count + 1
+        let skip = enc.count
         let s = try descendants(c, enc, "SELECT path, p FROM priorities")
         defer { s.reset() }
         while try s.step() {
-            below[Array(s.bytes(0)[skip...])] = EmbeddedDatabase.leaf(s, 1)
+            below[Array(s.blob(0)[skip...])] = EmbeddedDatabase.leaf(s, 1)
         }
         return (own, below)
     }
@@ -125,12 +113,10 @@ extension EmbeddedDatabase {
 
     /// `select` restricted to the rows strictly below the encoded path, bound and ready to step.
     func descendants(_ c: Connection, _ enc: [UInt8], _ select: String, suffix: String = "") throws -> Statement {
-        guard let (lo, hi) = EmbeddedDatabase.descendantRange(enc) else {
-            return try c.statement(select + " WHERE path > ''" + suffix)
-        }
+        let (lo, hi) = StorageKey.descendants(enc)
         let s = try c.statement(select + " WHERE path >= ?1 AND path < ?2" + suffix)
-        lo.withUnsafeBufferPointer { s.bind(1, bytes: $0) }
-        hi.withUnsafeBufferPointer { s.bind(2, bytes: $0) }
+        s.bind(1, blob: lo)
+        s.bind(2, blob: hi)
         return s
     }
 
@@ -149,7 +135,7 @@ extension EmbeddedDatabase {
     /// The leaf stored exactly at the encoded path, if there is one.
     func leaf(_ c: Connection, at enc: [UInt8]) throws -> Node? {
         let one = try c.statement("SELECT v FROM data WHERE path = ?1")
-        enc.withUnsafeBufferPointer { one.bind(1, bytes: $0) }
+        one.bind(1, blob: enc)
         defer { one.reset() }
         return try one.step() ? EmbeddedDatabase.leaf(one, 0) : nil
     }
@@ -170,6 +156,8 @@ extension EmbeddedDatabase {
             try writePriority(c, of: path.node, value)
             return
         }
+        let indexes = try storedIndexes(c)
+        let work = indexes.isEmpty ? nil : try prepareIndexes(c, indexes, path)
         var enc = EmbeddedDatabase.encode(path)
         try removeAncestorLeaves(c, of: path)
         try deleteSubtree(c, enc)
@@ -177,6 +165,7 @@ extension EmbeddedDatabase {
         try insert(rows, value, &enc)
         try rows.flush()
         if value.isNull { try clearPrioritiesOfEmptiedAncestors(c, of: path) }
+        if let work { try finishIndexes(c, work, path, value) }
     }
 
     /// Sets (or with `.null` clears) the priority of the node at `path`; an empty node takes none.
@@ -184,12 +173,12 @@ extension EmbeddedDatabase {
         let enc = EmbeddedDatabase.encode(path)
         if !priority.isNull, try leaf(c, at: enc) != nil || hasDescendants(c, enc) {
             let s = try c.statement("INSERT OR REPLACE INTO priorities(path, p) VALUES(?1, ?2)")
-            enc.withUnsafeBufferPointer { s.bind(1, bytes: $0) }
+            s.bind(1, blob: enc)
             EmbeddedDatabase.bind(s, 2, priority)
             try s.run()
         } else {
             let s = try c.statement("DELETE FROM priorities WHERE path = ?1")
-            enc.withUnsafeBufferPointer { s.bind(1, bytes: $0) }
+            s.bind(1, blob: enc)
             try s.run()
         }
     }
@@ -207,7 +196,7 @@ extension EmbeddedDatabase {
             let enc = EmbeddedDatabase.encode(ancestor)
             if try leaf(c, at: enc) != nil || hasDescendants(c, enc) { return }   // so are its ancestors
             let del = try c.statement("DELETE FROM priorities WHERE path = ?1")
-            enc.withUnsafeBufferPointer { del.bind(1, bytes: $0) }
+            del.bind(1, blob: enc)
             try del.run()
         }
     }
@@ -217,12 +206,11 @@ extension EmbeddedDatabase {
         if path.isRoot { return }
         let del = try c.statement("DELETE FROM data WHERE path = ?1")
         var prefix: [UInt8] = []
-        del.bind(1, text: "")
+        del.bind(1, blob: prefix)
         try del.run()
         for key in path.keys.dropLast() {
-            if !prefix.isEmpty { prefix.append(UInt8(ascii: "/")) }
-            prefix.append(contentsOf: key.utf8)
-            prefix.withUnsafeBufferPointer { del.bind(1, bytes: $0) }
+            StorageKey.append(key, to: &prefix)
+            del.bind(1, blob: prefix)
             try del.run()
         }
     }
@@ -230,17 +218,18 @@ extension EmbeddedDatabase {
     /// Deletes the rows of the encoded path and below it, in `data` and in `priorities`.
     func deleteSubtree(_ c: Connection, _ enc: [UInt8]) throws {
         for table in ["data", "priorities"] {
-            if let (lo, hi) = EmbeddedDatabase.descendantRange(enc) {
-                let del = try c.statement("DELETE FROM \(table) WHERE path = ?1")
-                enc.withUnsafeBufferPointer { del.bind(1, bytes: $0) }
-                try del.run()
-                let range = try c.statement("DELETE FROM \(table) WHERE path >= ?1 AND path < ?2")
-                lo.withUnsafeBufferPointer { range.bind(1, bytes: $0) }
-                hi.withUnsafeBufferPointer { range.bind(2, bytes: $0) }
-                try range.run()
-            } else {
+            if enc.isEmpty {
                 try c.exec("DELETE FROM \(table)")
+                continue
             }
+            let (lo, hi) = StorageKey.descendants(enc)
+            let del = try c.statement("DELETE FROM \(table) WHERE path = ?1")
+            del.bind(1, blob: enc)
+            try del.run()
+            let range = try c.statement("DELETE FROM \(table) WHERE path >= ?1 AND path < ?2")
+            range.bind(1, blob: lo)
+            range.bind(2, blob: hi)
+            try range.run()
         }
     }
 
@@ -256,8 +245,7 @@ extension EmbeddedDatabase {
         case .object(let list):
             let mark = path.count
             for e in list {
-                if mark > 0 { path.append(UInt8(ascii: "/")) }
-                path.append(contentsOf: e.key.utf8)
+                StorageKey.append(e.key, to: &path)
                 try insert(rows, e.node, &path)
                 path.removeSubrange(mark...)
             }
@@ -288,39 +276,81 @@ extension EmbeddedDatabase {
 
     static func encodeString(_ path: Path) -> String { path.keys.joined(separator: "/") }
 
-    /// The keys of the immediate children of the encoded path, found by skipping from one
-    /// child's rows to the next (cost grows with the number of children, not of leaves).
+    /// The keys of the immediate children of the encoded path, in key order, found by skipping
+    /// from one child's rows to the next (cost grows with the number of children, not leaves).
     func childKeys(_ c: Connection, _ enc: [UInt8]) throws -> [String] {
-        let prefix = enc.isEmpty ? [] : enc + [UInt8(ascii: "/")]
-        let hi = enc.isEmpty ? nil : enc + [UInt8(ascii: "0")]
-        let bound = hi == nil ? "" : " AND path < ?2"
-        let inclusive = try c.statement("SELECT path FROM data WHERE path >= ?1" + bound + " LIMIT 1")
-        let exclusive = try c.statement("SELECT path FROM data WHERE path > ?1" + bound + " LIMIT 1")
-        var cursor = prefix
-        var strict = false
         var keys: [String] = []
-        while true {
-            let s = strict ? exclusive : inclusive
-            s.reset()
-            cursor.withUnsafeBufferPointer { s.bind(1, bytes: $0) }
-            if let hi { hi.withUnsafeBufferPointer { s.bind(2, bytes: $0) } }
-            guard try s.step() else { break }
-            let row = Array(s.bytes(0))
-            s.reset()
-            let rest = row[prefix.count...]
-            if let slash = rest.firstIndex(of: UInt8(ascii: "/")) {
-                // An object child: its rows are [key/, key0); continue at key0.
-                keys.append(String(decoding: row[prefix.count..<slash], as: UTF8.self))
-                cursor = Array(row[..<slash]) + [UInt8(ascii: "0")]
-                strict = false
-            } else {
-                // A leaf child: continue strictly after it.
-                keys.append(String(decoding: rest, as: UTF8.self))
-                cursor = row
-                strict = true
-            }
+        let (lo, hi) = StorageKey.descendants(enc)
+        try eachChild(c, enc, from: lo, to: hi, descending: false) { key, _ in
+            keys.append(key)
+            return true
         }
         return keys
+    }
+
+    /// Calls `body` with the key (and the encoded segment) of each child of the encoded path
+    /// whose rows lie in [lo, hi), one indexed seek per child, in key order or its reverse,
+    /// until it returns false.
+    func eachChild(_ c: Connection, _ enc: [UInt8], from lo: [UInt8], to hi: [UInt8], descending: Bool,
+                   _ body: (String, [UInt8]) throws -> Bool) throws {
+        let s = try c.statement(descending
+            ? "SELECT path FROM data WHERE path >= ?1 AND path < ?2 ORDER BY path DESC LIMIT 1"
+            : "SELECT path FROM data WHERE path >= ?1 AND path < ?2 ORDER BY path LIMIT 1")
+        defer { s.reset() }
+        var lo = lo, hi = hi
+        while true {
+            s.reset()
+            s.bind(1, blob: lo)
+            s.bind(2, blob: hi)
+            guard try s.step() else { return }
+            let row = s.blob(0)
+            guard row.count > enc.count else { return }
+            let end = StorageKey.segmentEnd(row, from: enc.count)
+            let key = StorageKey.key(row, enc.count..<end)
+            let child = Array(row[..<end])
+            s.reset()
+            if try !body(key, Array(child[enc.count...])) { return }
+            if descending { hi = child } else { lo = StorageKey.successor(child) }
+        }
+    }
+
+    /// A query in key order with bounds or a limit, reading only the children in its window:
+    /// the bounds become a key range and each child is found by one seek. Nil when a bound
+    /// cannot be expressed as a key range (the caller then filters the whole location).
+    func keyWindow(_ c: Connection, _ path: Path, _ query: Query, export: Bool) throws -> [Node.Entry]? {
+        let enc = EmbeddedDatabase.encode(path)
+        var (lo, hi) = StorageKey.descendants(enc)
+        if let b = query.start {
+            guard case .string(let k) = b.value, StorageKey.encodable(k) else { return nil }
+            let at = enc + StorageKey.segment(k)
+            let from = b.exclusive ? StorageKey.successor(at) : at
+            if from.lexicographicallyPrecedes(lo) == false { lo = from }
+        }
+        if let b = query.end {
+            guard case .string(let k) = b.value, StorageKey.encodable(k) else { return nil }
+            let at = enc + StorageKey.segment(k)
+            let to = b.exclusive ? at : StorageKey.successor(at)
+            if to.lexicographicallyPrecedes(hi) { hi = to }
+        }
+        if try leaf(c, at: enc) != nil { return [] }
+        var n = Int.max
+        var descending = false
+        switch query.limit {
+        case .first(let k)?: n = k
+        case .last(let k)?: n = k; descending = true
+        case nil: break
+        }
+        if n <= 0 || !lo.lexicographicallyPrecedes(hi) { return [] }
+        var keys: [String] = []
+        try eachChild(c, enc, from: lo, to: hi, descending: descending) { key, _ in
+            keys.append(key)
+            return keys.count < n
+        }
+        if descending { keys.reverse() }
+        return try keys.map { k in
+            let child = path.appending(k)
+            return Node.Entry(k, export ? try readExport(c, child) : try read(c, child))
+        }
     }
 
     /// A limited query ordered by value or child, without materialising every child: scan the
@@ -329,50 +359,53 @@ extension EmbeddedDatabase {
     func indexedWindow(_ c: Connection, _ path: Path, _ query: Query) throws -> [Node.Entry] {
         let enc = EmbeddedDatabase.encode(path)
         if try leaf(c, at: enc) != nil { return [] }
-        let skip = enc.isEmpty ? 0 : enc.count + 1
-        var childPath: [UInt8] = []
-        if case .child(let p) = query.order { childPath = Array(EmbeddedDatabase.encodeString(p).utf8) }
-        var entries: [Node.Entry] = []
-        var currentKey: [UInt8] = []
-        var currentIsObject = false
-        try scanDescendants(c, enc) { s in
-            let full = s.bytes(0)
-            let rel = UnsafeBufferPointer(rebasing: full[skip...])
-            var end = 0
-            while end < rel.count, rel[end] != UInt8(ascii: "/") { end += 1 }
-            let key = UnsafeBufferPointer(rebasing: rel[0..<end])
-            let isNew = !key.elementsEqual(currentKey)
-            if isNew {
-                currentKey = Array(key)
-                currentIsObject = end < rel.count
-                entries.append(Node.Entry(String(decoding: key, as: UTF8.self), .null))
-            }
-            let sub = end < rel.count ? UnsafeBufferPointer(rebasing: rel[(end + 1)...]) : UnsafeBufferPointer(rebasing: rel[end...])
-            switch query.order {
-            case .value:
-                // Sort value: the leaf itself; any object sorts as "an object".
-                if isNew {
-                    entries[entries.count - 1].node = currentIsObject ? EmbeddedDatabase.someObject : EmbeddedDatabase.leaf(s, 1)
-                }
-            case .child:
-                if end < rel.count {
-                    if sub.elementsEqual(childPath) {
-                        entries[entries.count - 1].node = EmbeddedDatabase.leaf(s, 1)
-                    } else if sub.count > childPath.count, sub[childPath.count] == UInt8(ascii: "/"),
-                              UnsafeBufferPointer(rebasing: sub[0..<childPath.count]).elementsEqual(childPath) {
-                        entries[entries.count - 1].node = EmbeddedDatabase.someObject
-                    }
-                }
-            case .key, .priority:
-                break
-            }
-        }
+        var child: Path? = nil
+        if case .child(let p) = query.order { child = p }
+        let entries = try sortValues(c, enc, child: child, valueOrder: { if case .value = query.order { return true }; return false }())
         // Choose the window on sort values alone, then read only the chosen children.
         // (`entries` holds each child's sort value in place of the child.)
         let ranked = entries.filter { query.inRange($0.key, sortValue: $0.node) }
             .map { Query.Ranked(key: SortableKey($0.key), sortValue: $0.node, entry: $0) }
         let chosen = Query.ordered(ranked, limit: query.limit, by: Query.Ranked.less)
         return try chosen.map { Node.Entry($0.entry.key, try readExport(c, path.appending($0.entry.key))) }
+    }
+
+    /// Each child of the encoded path with its sort value (in place of the child), in key
+    /// order, from one scan of the subtree: by the value at `child` below it, or by its own
+    /// value (`valueOrder`; any object sorts as "an object"), or `.null` for neither.
+    func sortValues(_ c: Connection, _ enc: [UInt8], child: Path?, valueOrder: Bool) throws -> [Node.Entry] {
+        let skip = enc.count
+        let childPath: [UInt8] = child.map { StorageKey.encode($0) } ?? []
+        var entries: [Node.Entry] = []
+        var currentKey: [UInt8] = []
+        var currentIsObject = false
+        try scanDescendants(c, enc) { s in
+            let full = s.blob(0)
+            let rel = UnsafeBufferPointer(rebasing: full[skip...])
+            let end = StorageKey.segmentEnd(rel, from: 0)
+            let key = UnsafeBufferPointer(rebasing: rel[0..<end])
+            let isNew = !key.elementsEqual(currentKey)
+            if isNew {
+                currentKey = Array(key)
+                currentIsObject = end < rel.count
+                entries.append(Node.Entry(StorageKey.key(rel, 0..<end), .null))
+            }
+            let sub = UnsafeBufferPointer(rebasing: rel[end...])
+            if valueOrder {
+                // Sort value: the leaf itself; any object sorts as "an object".
+                if isNew {
+                    entries[entries.count - 1].node = currentIsObject ? EmbeddedDatabase.someObject : EmbeddedDatabase.leaf(s, 1)
+                }
+            } else if child != nil, end < rel.count {
+                if sub.elementsEqual(childPath) {
+                    entries[entries.count - 1].node = EmbeddedDatabase.leaf(s, 1)
+                } else if sub.count > childPath.count,
+                          UnsafeBufferPointer(rebasing: sub[0..<childPath.count]).elementsEqual(childPath) {
+                    entries[entries.count - 1].node = EmbeddedDatabase.someObject
+                }
+            }
+        }
+        return entries
     }
 }
 
@@ -408,7 +441,7 @@ final class LeafRows {
     /// Stores the priority of the node at `path` (written at once: priorities are rare).
     func addPriority(_ path: [UInt8], _ priority: Node) throws {
         let s = try connection.statement("INSERT OR REPLACE INTO priorities(path, p) VALUES(?1, ?2)")
-        path.withUnsafeBufferPointer { s.bind(1, bytes: $0) }
+        s.bind(1, blob: path)
         EmbeddedDatabase.bind(s, 2, priority)
         try s.run()
     }
@@ -427,7 +460,7 @@ final class LeafRows {
             var start = 0
             for i in 0..<n {
                 let row = UnsafeBufferPointer(rebasing: all[start..<ends[i]])
-                sqlite3_bind_text(s.handle, Int32(2 * i + 1), textPointer(row), Int32(row.count), nil)
+                sqlite3_bind_blob(s.handle, Int32(2 * i + 1), UnsafeRawPointer(textPointer(row)), Int32(row.count), nil)
                 EmbeddedDatabase.bind(s, Int32(2 * i + 2), values[i])
                 start = ends[i]
             }

@@ -1,8 +1,8 @@
 import RTDBCore
 
-/// Rebuilds a `Node` from leaf rows that arrive in storage order (byte order of their
-/// `/`-joined paths). Each subtree's rows are contiguous in that order, so a stack of open
-/// objects suffices; siblings are put into key order when their parent closes.
+/// Rebuilds a `Node` from leaf rows that arrive in storage order (byte order of their encoded
+/// paths, `StorageKey`). Each subtree's rows are contiguous in that order, so a stack of open
+/// objects suffices; siblings arrive in key order already.
 struct TreeBuilder {
     private struct Frame {
         var key: String
@@ -20,14 +20,14 @@ struct TreeBuilder {
     /// Adds the leaf at `rel` (path bytes relative to the subtree root, without a leading `/`).
     mutating func add(rel: UnsafeBufferPointer<UInt8>, value: Node) {
         rows += 1
-        // Split into segments.
+        // Split into segments (see `StorageKey`).
         var segs: [Range<Int>] = []
         var s = 0
-        for i in 0..<rel.count where rel[i] == UInt8(ascii: "/") {
-            segs.append(s..<i)
-            s = i + 1
-        }
-        segs.append(s..<rel.count)
+        repeat {
+            let end = StorageKey.segmentEnd(rel, from: s)
+            segs.append(s..<end)
+            s = end
+        } while s < rel.count
         // How many open frames (beyond the root) still match this row's leading segments?
         var common = 0
         let limit = min(openRanges.count, segs.count - 1)
@@ -53,7 +53,7 @@ struct TreeBuilder {
     }
 
     private func string(_ rel: UnsafeBufferPointer<UInt8>, _ r: Range<Int>) -> String {
-        String(decoding: UnsafeBufferPointer(rebasing: rel[r]), as: UTF8.self)
+        StorageKey.key(rel, r)
     }
 
     private mutating func closeTop() {

@@ -566,10 +566,16 @@ public final class Server {
         poller.remove(listener.fd)
         // onDisconnect writes are not made when the server itself stops (as in Firebase).
         for c in conns.values { c.realtime?.disconnect = DisconnectWrites() }
-        for c in Array(conns.values) {
-            if c.pendingOutput > 0 { flush(c) }
-            drop(c)
+        // Answers already owed (a committed write's included) go out before the sockets close:
+        // keep flushing while clients read, for up to 3 seconds.
+        let deadline = monotonicMillis() + 3_000
+        while monotonicMillis() < deadline {
+            let owing = conns.values.filter { $0.pendingOutput > 0 && !$0.closed }
+            if owing.isEmpty { break }
+            for c in owing { flush(c) }
+            _ = try? poller.wait(timeoutMillis: 20)
         }
+        for c in Array(conns.values) { drop(c) }
     }
 
     // MARK: logging

@@ -87,7 +87,9 @@ import RTDBCore
         _ = try t.db.set(path("/a"), .int(1))
         let raw = try Connection(file: t.file, create: false, timeoutSeconds: 1)
         try raw.exec("DROP TABLE changes; INSERT INTO log(paths) VALUES('a\nb/c')")
-        _ = try raw.exec("INSERT INTO data(path, v) VALUES('b/c', 7)")
+        let ins = try raw.statement("INSERT INTO data(path, v) VALUES(?1, 7)")
+        ins.bind(1, blob: StorageKey.encode(path("/b/c")))
+        try ins.run()
         let reader = t.another()
         let e = try reader.feed(after: 0).entries
         #expect(e.map(\.exact) == [false, false])

@@ -7,12 +7,15 @@ import CSQLite
 /// Export-form JSON (priorities shown).
 private func exported(_ node: Node) -> String { JSONWriter.string(node, export: true) }
 
-/// The rows of `table` as "path|value" lines, read with SQLite directly.
+/// The rows of `table` as "path|value" lines (the stored key decoded to `/`-joined keys), read
+/// with SQLite directly, in storage order.
 private func rows(_ file: String, _ table: String) throws -> [String] {
     let c = try Connection(file: file, create: false, timeoutSeconds: 5)
     let s = try c.statement("SELECT path, \(table == "data" ? "v" : "p") FROM \(table) ORDER BY path")
     var out: [String] = []
-    while try s.step() { out.append(s.string(0) + "|" + JSONWriter.string(EmbeddedDatabase.leaf(s, 1))) }
+    while try s.step() {
+        out.append(StorageKey.keys(s.blob(0)).joined(separator: "/") + "|" + JSONWriter.string(EmbeddedDatabase.leaf(s, 1)))
+    }
     s.reset()
     return out
 }
@@ -224,8 +227,9 @@ private func userVersion(_ file: String) throws -> Int64? {
         try versionOneCopy(t)
         let reader = t.another()
         #expect(text(try reader.get(path("/n"))) == "1.5")   // a reader that saw version 1
+        #expect(try userVersion(t.file) == 1)
         _ = try t.db.set(path("/users/bob/.priority"), .int(2))
-        #expect(try userVersion(t.file) == 2)
+        #expect(try userVersion(t.file) == 3)
         #expect(text(try t.db.get(.root)) == (try fixtureJSON()))
         #expect(exported(try t.db.export(path("/users/bob"))) == #"{"age":25,"tags":{"0":"a","1":"b"},".priority":2}"#)
         // The reader notices the upgrade made by another connection.
@@ -236,9 +240,9 @@ private func userVersion(_ file: String) throws -> Int64? {
     @Test func aNewerSchemaIsNotDowngraded() throws {
         let t = TempDatabase()
         _ = try t.db.set(path("/a"), .int(1))
-        try Connection(file: t.file, create: false, timeoutSeconds: 5).exec("PRAGMA user_version=3")
+        try Connection(file: t.file, create: false, timeoutSeconds: 5).exec("PRAGMA user_version=4")
         let fresh = t.another()
         #expect(throws: RTDBError.self) { _ = try fresh.set(path("/a"), .int(2)) }
-        #expect(try userVersion(t.file) == 3)
+        #expect(try userVersion(t.file) == 4)
     }
 }

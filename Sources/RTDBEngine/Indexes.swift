@@ -1,0 +1,378 @@
+import CSQLite
+import RTDBCore
+
+/// A persistent index: the children of every location matching `pattern` (keys, or `$name`
+/// wildcards as in `.indexOn` rules), ordered by the value of `child` in them (`nil`: by their
+/// own value).
+public struct IndexDefinition: Sendable, Equatable {
+    /// The location's segments; a segment starting with `$` matches any key.
+    public var pattern: [String]
+    /// The child path the children are ordered by; nil orders them by value.
+    public var child: Path?
+
+    public init(pattern: [String], child: Path?) {
+        self.pattern = pattern
+        self.child = child
+    }
+
+    /// Parses a location pattern (`/rooms/$room/messages`) and a child (`score`, `a/b`, or
+    /// `.value`), with the error a user should see when either is not valid.
+    public init(location: String, child: String) throws {
+        var segs: [String] = []
+        for seg in location.split(separator: "/", omittingEmptySubsequences: true).map(String.init) {
+            if seg.hasPrefix("$") {
+                let name = String(seg.dropFirst())
+                if name.isEmpty || Limits.keyProblem(name) != nil {
+                    throw RTDBError(.invalidPath, "invalid index location \(Limits.quote(location)): \(Limits.quote(seg)) is not a valid wildcard")
+                }
+            } else if let problem = Limits.keyProblem(seg) {
+                throw RTDBError(.invalidPath, "invalid index location \(Limits.quote(location)): \(problem)")
+            }
+            segs.append(seg)
+        }
+        if segs.count > Limits.maxDepth {
+            throw RTDBError(.tooDeep, "index location \(Limits.quote(location)) is more than \(Limits.maxDepth) levels deep")
+        }
+        pattern = segs
+        if child == ".value" {
+            self.child = nil
+        } else {
+            let p = try Path(child)
+            if p.isRoot { throw RTDBError(.invalidPath, "an index needs a child path, or .value") }
+            if p.isPriority { throw RTDBError(.invalidPath, "an index cannot order by .priority (priority order needs no index)") }
+            self.child = p
+        }
+    }
+
+    public static func == (a: IndexDefinition, b: IndexDefinition) -> Bool {
+        a.pattern == b.pattern && a.child?.keys == b.child?.keys
+    }
+
+    /// The location as written in `.indexOn` style: `/rooms/$room/messages`.
+    public var location: String { "/" + pattern.joined(separator: "/") }
+    /// The child as given: `a/b`, or `.value`.
+    public var childText: String { child.map { $0.keys.joined(separator: "/") } ?? ".value" }
+
+    public func matches(_ path: Path) -> Bool {
+        path.count == pattern.count && matchesPrefix(path.keys[...])
+    }
+
+    /// True when the keys match the first keys of the pattern.
+    func matchesPrefix(_ keys: ArraySlice<String>) -> Bool {
+        if keys.count > pattern.count { return false }
+        for (p, k) in zip(pattern, keys) where !p.hasPrefix("$") && !KeyOrder.same(p, k) { return false }
+        return true
+    }
+
+    /// The value a child sorts by in this index.
+    func sortValue(_ node: Node) -> Node {
+        guard let child else { return node.unprioritized.isObject ? EmbeddedDatabase.someObject : node.unprioritized }
+        let v = node.child(at: child).unprioritized
+        return v.isObject ? EmbeddedDatabase.someObject : v
+    }
+
+    /// True when this index answers a query in `order`.
+    func serves(_ order: Query.Order) -> Bool {
+        switch order {
+        case .value: return child == nil
+        case .child(let p): return child.map { $0.keys == p.keys } ?? false
+        case .key, .priority: return false
+        }
+    }
+}
+
+/// Index storage (schema version 3): `indexes(id, location, child)` defines them and
+/// `index_entries(ix, parent, entry)` holds one row per child of every matching location,
+/// `entry` being `IndexKey` of its sort value followed by its `StorageKey` segment. Every write
+/// keeps the entries exact in its own transaction (`maintainIndexes`), and queries read a
+/// window of entries instead of the location (`indexedQuery`).
+extension EmbeddedDatabase {
+    struct StoredIndex {
+        var id: Int64
+        var definition: IndexDefinition
+    }
+
+    /// The indexes of the file (none for a file that predates them).
+    func storedIndexes(_ c: Connection) throws -> [StoredIndex] {
+        if legacyLayout { return [] }
+        let s = try c.statement("SELECT id, location, child FROM indexes ORDER BY id")
+        defer { s.reset() }
+        var out: [StoredIndex] = []
+        while try s.step() {
+            if let d = try? IndexDefinition(location: s.string(1), child: s.string(2)) {
+                out.append(StoredIndex(id: s.int(0), definition: d))
+            }
+        }
+        return out
+    }
+
+    // MARK: public operations
+
+    /// Creates an index and fills it from the data; false when it existed already.
+    public func addIndex(_ d: IndexDefinition) throws -> Bool {
+        try writing { c in
+            if try storedIndexes(c).contains(where: { $0.definition == d }) { return false }
+            let ins = try c.statement("INSERT INTO indexes(location, child) VALUES(?1, ?2)")
+            ins.bind(1, text: d.location)
+            ins.bind(2, text: d.childText)
+            try ins.run()
+            let index = StoredIndex(id: Int64(sqlite3_last_insert_rowid(c.handle)), definition: d)
+            try forEachLocation(c, index.definition.pattern[...], Path.root) { location in
+                let entries = try sortValues(c, EmbeddedDatabase.encode(location), child: d.child, valueOrder: d.child == nil)
+                let rows = try EntryRows(c)
+                let parent = EmbeddedDatabase.encode(location)
+                for e in entries { try rows.add(index.id, parent, entry(e.node, key: e.key)) }
+                try rows.flush()
+            }
+            return true
+        }
+    }
+
+    /// Drops an index; false when there was none.
+    public func removeIndex(_ d: IndexDefinition) throws -> Bool {
+        try writing { c in
+            guard let index = try storedIndexes(c).first(where: { $0.definition == d }) else { return false }
+            let del = try c.statement("DELETE FROM index_entries WHERE ix = ?1")
+            del.bind(1, int: index.id)
+            try del.run()
+            let drop = try c.statement("DELETE FROM indexes WHERE id = ?1")
+            drop.bind(1, int: index.id)
+            try drop.run()
+            return true
+        }
+    }
+
+    public func indexes() throws -> [IndexDefinition] {
+        try reading([]) { c in try storedIndexes(c).map(\.definition) }
+    }
+
+    // MARK: building
+
+    /// Calls `body` with every existing location that matches the rest of a pattern below `at`.
+    func forEachLocation(_ c: Connection, _ rest: ArraySlice<String>, _ at: Path, _ body: (Path) throws -> Void) throws {
+        guard let first = rest.first else { return try body(at) }
+        if first.hasPrefix("$") {
+            for k in try childKeys(c, EmbeddedDatabase.encode(at)) {
+                try forEachLocation(c, rest.dropFirst(), at.appending(k), body)
+            }
+        } else {
+            try forEachLocation(c, rest.dropFirst(), at.appending(first), body)
+        }
+    }
+
+    static func entry(_ sortValue: Node, key: String) -> [UInt8] {
+        var out = IndexKey.encode(sortValue)
+        StorageKey.append(key, to: &out)
+        return out
+    }
+
+    func entry(_ sortValue: Node, key: String) -> [UInt8] { EmbeddedDatabase.entry(sortValue, key: key) }
+
+    // MARK: keeping indexes exact
+
+    /// What a write at `path` will change in the indexes, computed before it changes the data
+    /// (the old sort values of the children it touches are read then).
+    struct IndexWork {
+        /// Entries of one child to replace: (index, parent, key, old entry or nil).
+        var children: [(ix: Int64, parent: Path, key: String, definition: IndexDefinition, old: [UInt8]?)] = []
+        /// Subtrees the write replaces whole: (index, definition); entries below are rebuilt.
+        var subtrees: [StoredIndex] = []
+    }
+
+    /// Reads what `prepareIndexes` needs before a write at `path` (not a `.priority` path).
+    func prepareIndexes(_ c: Connection, _ indexes: [StoredIndex], _ path: Path) throws -> IndexWork {
+        var work = IndexWork()
+        for index in indexes {
+            let n = index.definition.pattern.count
+            if path.count > n {
+                guard index.definition.matchesPrefix(path.keys[..<n]) else { continue }
+                let parent = Path(validatedKeys: Array(path.keys[..<n]))
+                let key = path.keys[n]
+                let old = try currentSortValue(c, parent.appending(key), index.definition).map { entry($0, key: key) }
+                work.children.append((index.id, parent, key, index.definition, old))
+            } else if index.definition.matchesPrefix(path.keys[...]) {
+                work.subtrees.append(index)
+            }
+        }
+        return work
+    }
+
+    /// Brings the entries a write at `path` changed up to date, after the write (`written` is
+    /// what it wrote there, resolved; nil: read what is stored now).
+    func finishIndexes(_ c: Connection, _ work: IndexWork, _ path: Path, _ written: Node?) throws {
+        for w in work.children {
+            let new: [UInt8]?
+            if path.count == w.parent.count + 1, let value = written {
+                // A write of the child itself: its sort value is in the value written.
+                new = value.isNull ? nil : entry(w.definition.sortValue(value), key: w.key)
+            } else {
+                new = try currentSortValue(c, w.parent.appending(w.key), w.definition).map { entry($0, key: w.key) }
+            }
+            if new == w.old { continue }
+            let parent = EmbeddedDatabase.encode(w.parent)
+            if let old = w.old { try deleteEntry(c, w.ix, parent, old) }
+            if let new { try insertEntry(c, w.ix, parent, new) }
+        }
+        for index in work.subtrees {
+            // Everything below `path` was replaced: drop its entries, then add those of the value.
+            let enc = EmbeddedDatabase.encode(path)
+            let (lo, hi) = StorageKey.descendants(enc)
+            let exact = try c.statement("DELETE FROM index_entries WHERE ix = ?1 AND parent = ?2")
+            exact.bind(1, int: index.id)
+            exact.bind(2, blob: enc)
+            try exact.run()
+            let below = try c.statement("DELETE FROM index_entries WHERE ix = ?1 AND parent >= ?2 AND parent < ?3")
+            below.bind(1, int: index.id)
+            below.bind(2, blob: lo)
+            below.bind(3, blob: hi)
+            try below.run()
+            let rows = try EntryRows(c)
+            try addEntries(rows, index, index.definition.pattern[path.count...], path, written ?? .null)
+            try rows.flush()
+        }
+    }
+
+    /// Adds the entries of the locations in `node` (the value at `at`) that match the rest of
+    /// the pattern.
+    func addEntries(_ rows: EntryRows, _ index: StoredIndex, _ rest: ArraySlice<String>, _ at: Path, _ node: Node) throws {
+        guard case .object(let list) = node.unprioritized else { return }
+        guard let first = rest.first else {
+            let parent = EmbeddedDatabase.encode(at)
+            for e in list where !e.node.isNull {
+                try rows.add(index.id, parent, entry(index.definition.sortValue(e.node), key: e.key))
+            }
+            return
+        }
+        for e in list where first.hasPrefix("$") || KeyOrder.same(first, e.key) {
+            try addEntries(rows, index, rest.dropFirst(), at.appending(e.key), e.node)
+        }
+    }
+
+    /// The sort value of the child at `child` as stored now, or nil when it holds nothing.
+    func currentSortValue(_ c: Connection, _ child: Path, _ d: IndexDefinition) throws -> Node? {
+        let enc = EmbeddedDatabase.encode(child)
+        let own = try leaf(c, at: enc)
+        if own == nil, try !hasDescendants(c, enc) { return nil }
+        guard let sub = d.child else { return own ?? EmbeddedDatabase.someObject }
+        if own != nil { return .null }   // a primitive has no children
+        let at = enc + StorageKey.encode(sub)
+        if let v = try leaf(c, at: at) { return v }
+        return try hasDescendants(c, at) ? EmbeddedDatabase.someObject : .null
+    }
+
+    func deleteEntry(_ c: Connection, _ ix: Int64, _ parent: [UInt8], _ entry: [UInt8]) throws {
+        let s = try c.statement("DELETE FROM index_entries WHERE ix = ?1 AND parent = ?2 AND entry = ?3")
+        s.bind(1, int: ix)
+        s.bind(2, blob: parent)
+        s.bind(3, blob: entry)
+        try s.run()
+    }
+
+    func insertEntry(_ c: Connection, _ ix: Int64, _ parent: [UInt8], _ entry: [UInt8]) throws {
+        let s = try c.statement("INSERT OR REPLACE INTO index_entries(ix, parent, entry) VALUES(?1, ?2, ?3)")
+        s.bind(1, int: ix)
+        s.bind(2, blob: parent)
+        s.bind(3, blob: entry)
+        try s.run()
+    }
+
+    // MARK: answering queries
+
+    /// A value- or child-ordered query answered from an index, reading only the entries in its
+    /// window and then the children they name; nil when no index serves it.
+    func indexedQuery(_ c: Connection, _ path: Path, _ query: Query, export: Bool) throws -> [Node.Entry]? {
+        guard let index = try storedIndexes(c).first(where: { $0.definition.serves(query.order) && $0.definition.matches(path) }) else {
+            return nil
+        }
+        var lo: [UInt8] = []
+        var hi: [UInt8] = [0xFF]
+        if let b = query.start {
+            var at = IndexKey.encode(b.value)
+            if let k = b.key {
+                guard StorageKey.encodable(k) else { return nil }
+                StorageKey.append(k, to: &at)
+            }
+            lo = b.exclusive ? StorageKey.successor(at) : at
+        }
+        if let b = query.end {
+            var at = IndexKey.encode(b.value)
+            if let k = b.key {
+                guard StorageKey.encodable(k) else { return nil }
+                StorageKey.append(k, to: &at)
+            }
+            hi = b.exclusive ? at : StorageKey.successor(at)
+        }
+        var n = -1
+        var descending = false
+        switch query.limit {
+        case .first(let k)?: n = k
+        case .last(let k)?: n = k; descending = true
+        case nil: break
+        }
+        if query.limit != nil && n <= 0 { return [] }
+        if !lo.lexicographicallyPrecedes(hi) { return [] }
+        let s = try c.statement("SELECT entry FROM index_entries WHERE ix = ?1 AND parent = ?2 AND entry >= ?3 AND entry < ?4 ORDER BY entry "
+                                + (descending ? "DESC" : "") + " LIMIT ?5")
+        s.bind(1, int: index.id)
+        s.bind(2, blob: EmbeddedDatabase.encode(path))
+        s.bind(3, blob: lo)
+        s.bind(4, blob: hi)
+        s.bind(5, int: Int64(n))
+        var keys: [String] = []
+        while try s.step() { keys.append(IndexKey.key(ofEntry: s.blob(0))) }
+        s.reset()
+        if descending { keys.reverse() }
+        return try keys.map { k in
+            let child = path.appending(k)
+            return Node.Entry(k, export ? try readExport(c, child) : try read(c, child))
+        }
+    }
+}
+
+/// Buffers index entries and inserts them many rows per statement (as `LeafRows` does leaves).
+final class EntryRows {
+    static let batch = 64
+    private let one: Statement
+    private let many: Statement
+    private var rows: [(Int64, [UInt8], [UInt8])] = []
+    private var pending: [(Int64, [UInt8], [UInt8])] = []
+
+    init(_ c: Connection) throws {
+        one = try c.statement("INSERT OR REPLACE INTO index_entries(ix, parent, entry) VALUES(?1, ?2, ?3)")
+        many = try c.statement("INSERT OR REPLACE INTO index_entries(ix, parent, entry) VALUES "
+            + Array(repeating: "(?,?,?)", count: EntryRows.batch).joined(separator: ","))
+        rows.reserveCapacity(EntryRows.batch)
+    }
+
+    /// Rows wait for `flush`, which inserts them in index order: B-tree inserts in order touch
+    /// each page once, where the order of the children written would touch pages at random.
+    func add(_ ix: Int64, _ parent: [UInt8], _ entry: [UInt8]) throws {
+        pending.append((ix, parent, entry))
+    }
+
+    func flush() throws {
+        pending.sort { a, b in
+            if a.0 != b.0 { return a.0 < b.0 }
+            if a.1 != b.1 { return a.1.lexicographicallyPrecedes(b.1) }
+            return a.2.lexicographicallyPrecedes(b.2)
+        }
+        for row in pending {
+            rows.append(row)
+            if rows.count == EntryRows.batch { try run(many) }
+        }
+        pending.removeAll()
+        while !rows.isEmpty { try run(one, count: 1) }
+    }
+
+    private func run(_ s: Statement, count: Int? = nil) throws {
+        let n = count ?? rows.count
+        for i in 0..<n {
+            s.bind(Int32(3 * i + 1), int: rows[i].0)
+            s.bind(Int32(3 * i + 2), blob: rows[i].1)
+            s.bind(Int32(3 * i + 3), blob: rows[i].2)
+        }
+        defer { s.reset() }
+        _ = try s.step()
+        rows.removeSubrange(..<n)
+    }
+}
