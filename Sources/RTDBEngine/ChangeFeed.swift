@@ -20,7 +20,8 @@ public struct FeedEntry: Sendable {
 
 /// The change feed: every write appends, beside its `log` row (the touched paths, which the
 /// `watch` observer reads), a `changes` row with the operation and the resolved data it wrote,
-/// so a reader in another process can replay writes one by one, in commit order, as the writer
+/// (in export form: priorities kept) so a reader in another process can replay writes one by
+/// one, in commit order, as the writer
 /// made them (a set stays a set, a multi-path update stays one update). Data over
 /// `changeDataLeaves` leaves or `changeDataBytes` bytes of JSON is not copied (a large write
 /// would otherwise cost twice its size on disk): readers then read the current value instead.
@@ -59,7 +60,7 @@ extension EmbeddedDatabase {
             ins.bind(3, text: EmbeddedDatabase.encodeString(path))
             if value.leafCount <= EmbeddedDatabase.changeDataLeaves {
                 var out: [UInt8] = []
-                JSONWriter().write(value, into: &out)
+                JSONWriter(export: true).write(value, into: &out)
                 data = out
             }
         case .update(let base, let entries):
@@ -74,7 +75,7 @@ extension EmbeddedDatabase {
                     out.append(UInt8(ascii: "["))
                     JSONWriter.appendString(EmbeddedDatabase.encodeString(e.path), to: &out)
                     out.append(UInt8(ascii: ","))
-                    JSONWriter().write(e.value, into: &out)
+                    JSONWriter(export: true).write(e.value, into: &out)
                     out.append(UInt8(ascii: "]"))
                 }
                 out.append(UInt8(ascii: "]"))
@@ -103,7 +104,8 @@ extension EmbeddedDatabase {
     public func querySnapshot(_ path: Path, _ query: Query) throws -> (seq: Int64, entries: [Node.Entry]) {
         try reading((0, [])) { c in
             let seq = try c.integer("SELECT COALESCE(MAX(seq), 0) FROM log") ?? 0
-            return (seq, try window(c, path, query, export: false))
+            // With priorities: a priority-ordered window needs them, realtime pushes carry them.
+            return (seq, try window(c, path, query, export: true))
         }
     }
 
@@ -181,7 +183,7 @@ extension EmbeddedDatabase {
     /// A write known only by the paths it touched: their current values.
     private func changeFromPaths(_ c: Connection, _ text: String) throws -> LoggedChange {
         let paths = text.split(separator: "\n", omittingEmptySubsequences: false).map { EmbeddedDatabase.decodePath(String($0)) }
-        if paths.count == 1 { return .set(paths[0], try read(c, paths[0])) }
+        if paths.count == 1 { return .set(paths[0], try readExport(c, paths[0])) }
         var base = paths[0].keys
         for p in paths.dropFirst() {
             var n = 0
@@ -190,7 +192,7 @@ extension EmbeddedDatabase {
         }
         let basePath = Path(validatedKeys: base)
         return .update(basePath, try paths.map { p in
-            (path: Path(validatedKeys: Array(p.keys[base.count...])), value: try read(c, p))
+            (path: Path(validatedKeys: Array(p.keys[base.count...])), value: try readExport(c, p))
         })
     }
 }

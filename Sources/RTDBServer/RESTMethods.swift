@@ -26,6 +26,7 @@ extension RESTHandler {
             if shallow { throw RESTError(400, "shallow is not accepted on a stream") }
             if c.silent { throw RESTError(400, "print=silent is not accepted on a stream") }
             var stream = StreamRequest(namespace: c.namespace, path: c.path, query: filtered ? query : nil)
+            stream.export = r.queryValue("format") == "export"
             stream.access = access
             return .stream(stream)
         }

@@ -23,6 +23,8 @@ public struct StreamRequest: Sendable {
     /// Set when rules govern the stream: what to check again after each commit and rules
     /// change (the stream is cancelled once its location stops being readable).
     public var access: StreamAccess?
+    /// `format=export`: event data carries priorities (and objects never become arrays).
+    public var export = false
 
     public init(namespace: String, path: Path, query: Query?) {
         self.namespace = namespace

@@ -100,14 +100,15 @@ extension Server {
 
     /// Sends a commit's event to its subscribers, encoding it once per protocol and location.
     func deliver(_ subs: [StreamSubscriber], _ event: StreamEvent) {
-        var sse: [UInt8]? = nil
+        var sse: [Bool: [UInt8]] = [:]
         var pushes: [[UInt8]: [[UInt8]]] = [:]
         for sub in subs {
             guard let c = conns[sub.connID] else { continue }
             switch sub.kind {
-            case .sse:
-                if sse == nil { sse = SSE.frame(event: event.name, data: event.data) }
-                enqueue(c, sse ?? [])
+            case .sse(let export):
+                let bytes = sse[export] ?? SSE.frame(event: event.name, data: event.data(export: export))
+                sse[export] = bytes
+                enqueue(c, bytes)
             case .realtime(let location, let tag):
                 let key = RealtimeSession.listenKey(location, tag)
                 let frames = pushes[key] ?? RealtimeFraming.frames(RealtimeMessage.push(event, at: location, tag: tag))

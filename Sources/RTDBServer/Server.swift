@@ -468,7 +468,7 @@ public final class Server {
     func openStream(_ c: Conn, _ req: HTTPRequest, _ s: StreamRequest, started: UInt64) {
         do {
             let db = try namespaces.embedded(s.namespace)
-            let sub = StreamSubscriber(id: nextSubscriber, connID: c.id, kind: .sse)
+            let sub = StreamSubscriber(id: nextSubscriber, connID: c.id, kind: .sse(export: s.export))
             nextSubscriber += 1
             c.stream = sub
             c.access = s.access

@@ -189,7 +189,7 @@ final class ServerStreams {
 /// its events as `d`/`m` messages at `location`, tagged for a query listen).
 final class StreamSubscriber {
     enum Kind {
-        case sse
+        case sse(export: Bool)
         case realtime(location: Path, tag: Int64?)
     }
 

@@ -9,14 +9,18 @@ public enum StreamEvent: Sendable {
     case patch(Path, [(path: Path, value: Node)])
 
     /// The `data:` line of the event, as Firebase sends it.
-    public var data: String {
+    public var data: String { data(export: false) }
+
+    /// The `data:` line; with `export`, values carry their priorities (`format=export`).
+    public func data(export: Bool) -> String {
+        let writer = JSONWriter(export: export)
         var out: [UInt8] = []
         out.append(contentsOf: Array(#"{"path":"#.utf8))
         switch self {
         case .put(let p, let v):
             JSONWriter.appendString(p.description, to: &out)
             out.append(contentsOf: Array(#","data":"#.utf8))
-            JSONWriter().write(v, into: &out)
+            writer.write(v, into: &out)
         case .patch(let p, let entries):
             JSONWriter.appendString(p.description, to: &out)
             out.append(contentsOf: Array(#","data":{"#.utf8))
@@ -26,7 +30,7 @@ public enum StreamEvent: Sendable {
                 if i > 0 { out.append(UInt8(ascii: ",")) }
                 JSONWriter.appendString(e.path.keys.joined(separator: "/"), to: &out)
                 out.append(UInt8(ascii: ":"))
-                JSONWriter().write(e.value, into: &out)
+                writer.write(e.value, into: &out)
             }
             out.append(UInt8(ascii: "}"))
         }

@@ -558,3 +558,46 @@ def test_presence_of_a_killed_client(server, rtdb, folder):
             if p is not None and p.poll() is None:
                 p.kill()
                 p.wait()
+
+
+def test_priorities_reach_listens_and_priority_order_windows(server, rtdb):
+    """Pushes carry priorities in export form (as the listen's first data does), a change of
+    priority alone is pushed, and a tagged listen in priority order (no `i`) has the right
+    window. Found by checking rtdb serve with the official JS SDK."""
+    rtdb("set", "/p", json.dumps({"a": {".value": "A", ".priority": 3}, "b": {"v": "B"},
+                                  "c": {".value": "C", ".priority": "z"}, "d": "D"}))
+    ws = connect(server)
+
+    def listen(body):
+        answer, pushes = ws.answer(ws.request("q", body))
+        assert answer["s"] == "ok", answer
+        assert len(pushes) == 1, pushes
+        return pushes[0]
+
+    first = listen({"p": "/p", "h": ""})
+    assert first["b"]["d"]["a"] == {".value": "A", ".priority": 3}, first
+    # A priority alone changes: the node is pushed with it.
+    answer, pushes = ws.answer(ws.request("p", {"p": "/p/b/.priority", "d": 4}))
+    assert answer["s"] == "ok" and pushes == [{"a": "d", "b": {"p": "p/b", "d": {"v": "B", ".priority": 4}}}], pushes
+    # A write with a priority keeps it in the push.
+    answer, pushes = ws.answer(ws.request("p", {"p": "/p/f", "d": {".value": "F", ".priority": 7}}))
+    assert answer["s"] == "ok" and pushes == [{"a": "d", "b": {"p": "p/f", "d": {".value": "F", ".priority": 7}}}], pushes
+    # Priority order: no priority (d) < numbers (a 3, b 4, f 7) < strings (c).
+    got = listen({"p": "/p", "q": {"sp": 1, "sin": True, "ep": 5, "ein": True}, "t": 5, "h": ""})
+    assert got["b"]["t"] == 5 and sorted(got["b"]["d"]) == ["a", "b"], got
+    got = listen({"p": "/p", "q": {"l": 2, "vf": "l"}, "t": 6, "h": ""})
+    assert got["b"]["t"] == 6 and sorted(got["b"]["d"]) == ["a", "d"], got
+    ws.close()
+
+
+def test_an_export_stream_carries_priorities(server, rtdb):
+    rtdb("set", "/e", json.dumps({"a": {".value": 1, ".priority": 2}}))
+    with Stream(server, "/e.json?format=export") as stream:
+        name, data = stream.events(1)[0]
+        assert name == "put" and json.loads(data) == {"path": "/", "data": {"a": {".value": 1, ".priority": 2}}}
+        rtdb("set", "/e/b", json.dumps({".value": 3, ".priority": "x"}))
+        name, data = stream.events(1)[0]
+        assert json.loads(data) == {"path": "/b", "data": {".value": 3, ".priority": "x"}}, data
+    with Stream(server, "/e.json") as plain:
+        name, data = plain.events(1)[0]
+        assert json.loads(data) == {"path": "/", "data": {"a": 1, "b": 3}}, data
