@@ -13,7 +13,7 @@ let package = Package(
         // push IDs, server values, limits, event generation. No I/O.
         .target(name: "RTDBCore"),
         // The embedded database: one SQLite file shared by any number of processes.
-        .target(name: "RTDBEngine", dependencies: ["RTDBCore", "CSQLite"]),
+        .target(name: "RTDBEngine", dependencies: ["RTDBCore", "CSQLite", "CLinux"]),
         // Pure wire codecs, no I/O: HTTP/1.1 requests and responses (incremental, bounded),
         // Server-Sent Events, REST query parameters, Firebase's node hash and ETags.
         .target(name: "RTDBWire", dependencies: ["RTDBCore"]),

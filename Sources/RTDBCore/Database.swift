@@ -42,7 +42,7 @@ public protocol Database: AnyObject {
     func increment(_ path: Path, by delta: Node) throws -> Node
     /// Calls `onChange` with the value at `path` (priorities included) now, then again after every commit that may
     /// have changed it (with the changed child keys when known), until it returns false.
-    /// `idle` is called regularly while nothing happens (at least every 100 ms); returning
+    /// `idle` is called regularly while nothing happens (at least once a second); returning
     /// false ends the observation too.
     func observe(_ path: Path, idle: () throws -> Bool,
                  onChange: (_ value: Node, _ changedKeys: [String]?) throws -> Bool) throws
