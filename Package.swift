@@ -13,7 +13,7 @@ let package = Package(
         // push IDs, server values, limits, event generation. No I/O.
         .target(name: "RTDBCore"),
         // The embedded database: one SQLite file shared by any number of processes.
-        .target(name: "RTDBEngine", dependencies: ["RTDBCore", "CSQLite"]),
+        .target(name: "RTDBEngine", dependencies: ["RTDBCore", "CSQLite", "CLinux"]),
         // Pure wire codecs, no I/O: HTTP/1.1 requests and responses (incremental, bounded),
         // Server-Sent Events, REST query parameters, Firebase's node hash and ETags.
         .target(name: "RTDBWire", dependencies: ["RTDBCore"]),
@@ -31,7 +31,12 @@ let package = Package(
         .target(name: "RTDBRemote", dependencies: ["RTDBCore", "RTDBWire", "RTDBNet"]),
         // Argument parsing, the command registry, one file per command, output and errors.
         .target(name: "RTDBCLI", dependencies: ["RTDBCore", "RTDBEngine", "RTDBServer", "RTDBNet", "RTDBRules", "RTDBRemote"]),
-        .executableTarget(name: "rtdb", dependencies: ["RTDBCLI"]),
+        // Linked by lld with packed relative relocations (DT_RELR, glibc 2.36+): the loader
+        // applies the executable's ~20,000 relative relocations from a table a few KB long
+        // instead of ~480 KB, which takes about 0.1 ms off every command's start-up.
+        .executableTarget(name: "rtdb", dependencies: ["RTDBCLI"],
+                          linkerSettings: [.unsafeFlags(["-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs"],
+                                                        .when(platforms: [.linux]))]),
         .testTarget(name: "RTDBCoreTests", dependencies: ["RTDBCore"]),
         .testTarget(name: "RTDBEngineTests", dependencies: ["RTDBEngine", "RTDBCore"]),
         .testTarget(name: "RTDBWireTests", dependencies: ["RTDBWire", "RTDBCore"]),

@@ -10,9 +10,9 @@
 #
 # Environment:
 #   BENCH_MARKDOWN=FILE   also write the machine description and the table as Markdown to FILE
-#   BENCH_ONLY=abcdefghrki run only these goals (default: all; g is rtdb serve and r its security
+#   BENCH_ONLY=abcdefghrkit run only these goals (default: all; g is rtdb serve and r its security
 #                         rules, both need wrk; h is rtdb --url against rtdb serve, which needs
-#                         curl; k key-ordered windows, i indexes)
+#                         curl; k key-ordered windows, i indexes; t tx under contention)
 #   TMPDIR                where the temp dir goes (default /tmp); it needs ~1 GB free
 #
 # Needs python3, jq and sqlite3 on PATH. Takes about 3-4 minutes on a 2-core machine.
@@ -29,7 +29,7 @@ if [[ $# -ge 1 ]]; then
     rtdb="$1"
 else
     echo "run.sh: building release binary into .build-bench ..." >&2
-    (cd "$root" && swift build -c release --scratch-path .build-bench >&2)
+    (cd "$root" && swift build -c release --static-swift-stdlib --scratch-path .build-bench >&2)
     rtdb="$root/.build-bench/release/rtdb"
 fi
 [[ -x "$rtdb" ]] || { echo "run.sh: $rtdb is not an executable" >&2; exit 2; }
@@ -58,7 +58,7 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-args=("$rtdb" "$work" --only "${BENCH_ONLY:-abcdefghrki}")
+args=("$rtdb" "$work" --only "${BENCH_ONLY:-abcdefghrkit}")
 [[ -n "${BENCH_MARKDOWN:-}" ]] && args+=(--markdown "$BENCH_MARKDOWN")
 
 # Overall bound: coreutils `timeout` stops the harness after 15 minutes whatever happens

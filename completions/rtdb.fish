@@ -147,7 +147,7 @@ complete -c rtdb -n '__rtdb_using set push update' -l file -r -F -d 'read the JS
 complete -c rtdb -n '__rtdb_using set' -l server-timestamp -d 'write the server time'
 complete -c rtdb -n '__rtdb_using push' -l lines -d 'push each JSON line of stdin, as one write'
 # tx
-complete -c rtdb -n '__rtdb_using tx' -l max-retries -x -d 'attempts in all before giving up (default 25)'
+complete -c rtdb -n '__rtdb_using tx' -l max-retries -x -d 'attempts in all before giving up (default 25 on a remote database, no limit on the embedded one)'
 complete -c rtdb -n '__rtdb_using tx' -l command-timeout -x -d 'stop CMD when one run takes longer, and commit nothing'
 # watch
 complete -c rtdb -n '__rtdb_using watch' -l child-events -d 'print child events instead of value events'

@@ -103,8 +103,28 @@ public enum Registry {
         CompleteCommand.spec,
     ]
 
+    /// The command called `name`. Builds that one spec only, not the whole `commands` list:
+    /// every run starts here, and building all thirteen specs (their option arrays and argument
+    /// tuples) is a measurable part of start-up. `RegistryLookupTests` keeps it in step with
+    /// `commands`.
     public static func command(named name: String) -> CommandSpec? {
-        commands.first { $0.name == name }
+        switch name {
+        case "get": return GetCommand.spec
+        case "set": return SetCommand.spec
+        case "update": return UpdateCommand.spec
+        case "push": return PushCommand.spec
+        case "remove": return RemoveCommand.spec
+        case "query": return QueryCommand.spec
+        case "increment": return IncrementCommand.spec
+        case "tx": return TxCommand.spec
+        case "watch": return WatchCommand.spec
+        case "index": return IndexCommand.spec
+        case "serve": return ServeCommand.spec
+        case "rules": return RulesCommand.spec
+        case "help": return HelpCommand.spec
+        case "__complete": return CompleteCommand.spec
+        default: return nil
+        }
     }
 
     /// The visible commands, in help order.

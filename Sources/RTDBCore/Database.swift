@@ -42,7 +42,7 @@ public protocol Database: AnyObject {
     func increment(_ path: Path, by delta: Node) throws -> Node
     /// Calls `onChange` with the value at `path` (priorities included) now, then again after every commit that may
     /// have changed it (with the changed child keys when known), until it returns false.
-    /// `idle` is called regularly while nothing happens (at least every 100 ms); returning
+    /// `idle` is called regularly while nothing happens (at least once a second); returning
     /// false ends the observation too.
     func observe(_ path: Path, idle: () throws -> Bool,
                  onChange: (_ value: Node, _ changedKeys: [String]?) throws -> Bool) throws
@@ -122,6 +122,11 @@ public enum PathOrder {
 /// The transaction loop (cli.md §6, firebase-semantics §6): read, let `update` compute the new
 /// value without holding any lock, then compare-and-set; on a stale read run `update` again
 /// with the fresh value, up to `maxAttempts` attempts in all. `update` returning nil aborts.
+///
+/// On a `LockingDatabase`, after `lockAfter` stale attempts the next attempt reads, runs
+/// `update` and writes while holding the database's write lock, so it cannot be stale: a
+/// transaction there never gives up to contention (only `maxAttempts`, an abort or an error
+/// end it uncommitted).
 public enum TransactionRunner {
     public struct Outcome: Sendable {
         public var committed: Bool
@@ -129,31 +134,67 @@ public enum TransactionRunner {
         public var attempts: Int
     }
 
-    /// `backoff`, when given, runs before each attempt after a stale one (with the attempt
-    /// number) so a caller can pause a little and let a crowd of writers thin out; the value is
-    /// then read again, so the pause never makes the next attempt start from an older value.
-    public static func run(_ db: Database, path: Path, maxAttempts: Int,
+    /// `backoff`, when given, runs before each optimistic attempt after a stale one (with the
+    /// attempt number) so a caller can pause a little and let a crowd of writers thin out; the
+    /// value is then read again, so the pause never makes the next attempt start from an older value.
+    public static func run(_ db: Database, path: Path, maxAttempts: Int, lockAfter: Int? = nil,
                            backoff: ((Int) -> Void)? = nil,
                            update: (Node) throws -> Node?) throws -> Outcome {
         var current = try db.get(path)
         var attempts = 0
         while attempts < maxAttempts {
+            if let lockAfter, attempts >= lockAfter, let locking = db as? LockingDatabase {
+                return try locking.whileLocked {
+                    attempts += 1
+                    switch try attempt(db, path, try db.get(path), attempts, update) {
+                    case .done(let outcome): return outcome
+                    // Only a database that breaks its lock gets here: report, do not loop.
+                    case .stale(let fresh): return Outcome(committed: false, value: fresh, attempts: attempts)
+                    }
+                }
+            }
             if attempts > 0, let backoff {
                 backoff(attempts + 1)
                 current = try db.get(path)
             }
             attempts += 1
-            guard let proposed = try update(current) else {
-                return Outcome(committed: false, value: current, attempts: attempts)
-            }
-            try WriteCheck.value(proposed, at: path)
-            switch try db.compareAndSet(path, expected: current, value: proposed) {
-            case .committed(let stored):
-                return Outcome(committed: true, value: stored, attempts: attempts)
-            case .stale(let fresh):
-                current = fresh
+            switch try attempt(db, path, current, attempts, update) {
+            case .done(let outcome): return outcome
+            case .stale(let fresh): current = fresh
             }
         }
         return Outcome(committed: false, value: current, attempts: attempts)
     }
+
+    private enum Step {
+        /// Committed, or aborted by `update`.
+        case done(Outcome)
+        /// The value changed since it was read: the fresh value.
+        case stale(Node)
+    }
+
+    /// One attempt from `current`.
+    private static func attempt(_ db: Database, _ path: Path, _ current: Node, _ attempts: Int,
+                                _ update: (Node) throws -> Node?) throws -> Step {
+        guard let proposed = try update(current) else {
+            return .done(Outcome(committed: false, value: current, attempts: attempts))
+        }
+        try WriteCheck.value(proposed, at: path)
+        switch try db.compareAndSet(path, expected: current, value: proposed) {
+        case .committed(let stored):
+            return .done(Outcome(committed: true, value: stored, attempts: attempts))
+        case .stale(let fresh):
+            return .stale(fresh)
+        }
+    }
+}
+
+/// A database that can run a piece of work while holding its write lock (the embedded engine):
+/// what the work reads through the database cannot change before the work writes. Remote
+/// databases have no such lock.
+public protocol LockingDatabase: Database {
+    /// Runs `body` holding the write lock, waiting for the lock up to the database's timeout;
+    /// `body`'s reads and its one write take part in the same transaction, committed when it
+    /// returns and rolled back when it throws.
+    func whileLocked<T>(_ body: () throws -> T) throws -> T
 }

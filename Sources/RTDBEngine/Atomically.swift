@@ -32,3 +32,11 @@ extension EmbeddedDatabase {
         return result
     }
 }
+
+extension EmbeddedDatabase: LockingDatabase {
+    /// `atomically`: the write lock (`BEGIN IMMEDIATE`, waited for up to the timeout) is held
+    /// while `body` runs.
+    public func whileLocked<T>(_ body: () throws -> T) throws -> T {
+        try atomically(body)
+    }
+}

@@ -29,8 +29,12 @@ public final class EmbeddedDatabase: Database {
     let timeoutSeconds: Double
     let clock: @Sendable () -> Int64
     var pushIDs: PushIDGenerator
-    /// Observation poll interval.
+    /// How often an observer polls for commits where the system delivers no file-change
+    /// notifications (see `Observer`; on Linux it sleeps until the write-ahead log changes).
     public var pollMicros: UInt32 = 2_000
+    /// A descriptor (e.g. stdout) whose other end going away wakes an observer at once, so its
+    /// `idle` check runs without waiting for the next beat; -1 for none.
+    public var hangupFD: Int32 = -1
 
     var conn: Connection?
     /// The tables exist (seen by a read or created by a write); they are never dropped.

@@ -5,38 +5,81 @@ import Glibc
 import Darwin
 #endif
 
-/// Follows one location of an embedded database across processes. It polls SQLite's
-/// `data_version` (a cheap shared-memory check that changes when any other connection commits);
-/// on a change it reads the write log since its last position and re-reads only the children
-/// the new writes touched, or the whole location when a write covered it. Every 50 ms it also
-/// checks that the path still names the file it has open: when the file was removed or replaced
-/// (a new inode), it follows the path to the new file, or to nothing, and reports the value found
-/// there as a change.
+/// Follows one location of an embedded database across processes.
+///
+/// It sleeps until the file's write-ahead log is written (`CommitSignal`: inotify on Linux),
+/// then compares SQLite's `data_version` (a cheap shared-memory check that changes when any
+/// other connection commits) with the last one seen; on a change it reads the write log since
+/// its last position and re-reads only the children the new writes touched, or the whole
+/// location when a write covered it. Invariant: no commit is missed, however notifications
+/// coalesce, because a wake-up never says what changed: the log does.
+///
+/// A writer appends its frames to the log before it publishes the commit, so a notification
+/// can arrive before `data_version` changes. After each notification the observer therefore
+/// looks again at short, growing intervals (`followUp`) for a while (`followUpWindow`) even when
+/// it already found a change (a second commit's frames may be in the same notification). A
+/// safety poll (`safetyInterval`) covers file systems that deliver no notifications; on that
+/// beat, and at once when `EmbeddedDatabase.hangupFD` reports a hang-up, it also calls `idle` and checks that the path still names the file it has open: when the
+/// file was removed or replaced (a new inode), it follows the path to the new file, or to
+/// nothing, and reports the value found there as a change. A notification about the file's own
+/// name (created, renamed, removed) runs that check at once. Without inotify (other systems)
+/// it polls `data_version` every `pollMicros`.
 struct Observer {
     let database: EmbeddedDatabase
     let path: Path
+
+    /// The slow beat: idle callback, replaced-file check, and a look at `data_version` in case
+    /// the file system delivered no notification. Each wake-up of an idle watcher costs some
+    /// tens of microseconds, so the beat is what an idle watcher costs (one a second: about
+    /// 0.005% of a core).
+    static let safetyInterval: UInt64 = 1_000_000_000
+    /// How long after the last notification the observer keeps looking for the commit.
+    static let followUpWindow: UInt64 = 100_000_000
+    /// The first and the longest pause between looks after a notification.
+    static let followUpFirst: UInt64 = 50_000
+    static let followUpLongest: UInt64 = 1_000_000
 
     func run(idle: () throws -> Bool, _ onChange: (Node, [String]?) throws -> Bool) throws {
         var value: Node = .null
         var seq: Int64 = 0
         var version: Int64? = nil
+        let signal = CommitSignal(file: database.file)
         if let snap = try database.snapshot(path) {
             seq = snap.seq
             value = snap.value
             version = try database.dataVersion()
         }
         if try !onChange(value, nil) { return }
-        var lastIdle = monotonicNanos()
+        var nextSafety = monotonicNanos() + Observer.safetyInterval
+        var followUntil: UInt64 = 0
+        var pause = Observer.followUpFirst
         while true {
-            usleep(database.pollMicros)
             let now = monotonicNanos()
-            if now - lastIdle >= 50_000_000 {
-                lastIdle = now
-                if try !idle() { return }
+            var wait = nextSafety > now ? nextSafety - now : 0
+            if !signal.available {
+                wait = min(wait, UInt64(database.pollMicros) * 1000)
+            } else if now < followUntil {
+                wait = min(wait, pause)
+                pause = min(pause * 2, Observer.followUpLongest)
+            }
+            let wake = signal.wait(nanos: wait, hangup: database.hangupFD)
+            let after = monotonicNanos()
+            if wake.written {
+                followUntil = after + Observer.followUpWindow
+                pause = Observer.followUpFirst
+            }
+            if wake.hangup, try !idle() { return }
+            if after >= nextSafety || wake.fileEvent {
+                if after >= nextSafety {
+                    nextSafety = after + Observer.safetyInterval
+                    if try !idle() { return }
+                    signal.refresh(resolve: false)
+                }
                 if database.fileChanged() {
                     // Removed or replaced: follow whatever the path names now (nothing reads
                     // as null), from its own log position.
                     database.closeConnection()
+                    signal.refresh()
                     let snap = try database.snapshot(path)
                     seq = snap?.seq ?? 0
                     version = snap == nil ? nil : try database.dataVersion()

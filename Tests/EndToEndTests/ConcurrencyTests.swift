@@ -46,6 +46,44 @@ import Testing
         expectOK(sb.rtdb("get", "/n"), "200\n")
     }
 
+    /// Every line the loops printed, as objects (the loops run without -q).
+    func printed(_ sb: Sandbox, loops: Int) -> [[String: Any]] {
+        (0..<loops).flatMap { n -> [[String: Any]] in
+            let text = (try? String(contentsOfFile: sb.dir + "/loop\(n).out", encoding: .utf8)) ?? ""
+            return text.split(separator: "\n").compactMap { object(String($0)) }
+        }
+    }
+
+    /// tx never gives up to contention on the embedded database: 8 processes × 50 `jq '.+1'`
+    /// end at exactly 400, every one committed, none after more than 4 attempts (the fourth
+    /// holds the write lock).
+    @Test(.timeLimit(.minutes(4)))
+    func eightProcessesTimes50JqTransactionsAllCommitAndEndAt400() {
+        let sb = Sandbox()
+        sb.seed("/race", "0")
+        runAll(sb, Array(repeating: ConcurrencyTests.loop(50, "\"$RTDB\" tx /race -- jq '.+1'"), count: 8), timeout: 200)
+        expectOK(sb.rtdb("get", "/race"), "400\n")
+        let lines = printed(sb, loops: 8)
+        #expect(lines.count == 400)
+        #expect(lines.allSatisfy { $0["committed"] as? Bool == true })
+        let attempts = lines.compactMap { $0["attempts"] as? Int }
+        #expect(attempts.count == 400 && attempts.allSatisfy { $0 >= 1 && $0 <= 4 }, "attempts: \(attempts.max() ?? 0) at most")
+    }
+
+    /// The same with a slow command (50 ms a run): the lock is held only while it runs, and
+    /// the others wait for it instead of giving up.
+    @Test(.timeLimit(.minutes(4)))
+    func fourProcessesTimes25SlowTransactionsEndExact() {
+        let sb = Sandbox()
+        sb.seed("/slow", "0")
+        let slow = "sh -c 'read n; sleep 0.05; echo $((n + 1))'"
+        runAll(sb, Array(repeating: ConcurrencyTests.loop(25, "\"$RTDB\" tx /slow -- \(slow)"), count: 4), timeout: 200)
+        expectOK(sb.rtdb("get", "/slow"), "100\n")
+        let lines = printed(sb, loops: 4)
+        #expect(lines.count == 100)
+        #expect(lines.allSatisfy { $0["committed"] as? Bool == true && ($0["attempts"] as? Int ?? 99) <= 4 })
+    }
+
     @Test(.timeLimit(.minutes(3)))
     func transactionsAndIncrementsTogetherNeverLoseAnUpdate() {
         let sb = Sandbox()

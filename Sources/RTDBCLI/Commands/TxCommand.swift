@@ -10,17 +10,23 @@ enum TxCommand {
         name: "tx", summary: "run a command as a compare-and-set transaction on a path",
         usage: "rtdb tx PATH [--max-retries N] [--command-timeout SECONDS] -- CMD [ARGS...]",
         arguments: [("PATH", .path, "database path"), ("CMD", .command, "command that reads the current value on stdin and prints the new one")],
-        options: [OptionSpec("--max-retries", value: "N", kind: .number, "attempts in all before giving up (default 25)"),
+        options: [OptionSpec("--max-retries", value: "N", kind: .number, "attempts in all before giving up (default 25 on a remote database, no limit on the embedded one)"),
                   OptionSpec("--command-timeout", value: "SECONDS", kind: .number,
                              "stop CMD when one run takes longer, and commit nothing (timeout, status 6; default: no limit)")],
         description: "Runs CMD (no shell) with the current value at PATH as one JSON line on stdin; its stdout, parsed as JSON, "
             + "is the new value (null deletes). A non-zero exit or empty output aborts. The write commits only if PATH still "
             + "holds the value CMD saw, otherwise CMD runs again with the fresh value; no lock is held while CMD runs. "
+            + "On the embedded database, after 3 such attempts CMD runs once more holding the database's write lock "
+            + "(waited for up to --timeout; other writers wait meanwhile, readers do not), which cannot be stale: "
+            + "contention never makes tx give up. CMD must not write the same database itself then. "
             + "Prints {\"path\":P,\"committed\":B,\"value\":V,\"attempts\":N}; not committed exits with status 5. "
             + "CMD runs in a process group of its own; output larger than the write limit stops it (too_large), and "
             + "SIGINT or SIGTERM stop it and end tx with status 130 or 143, nothing committed.",
         examples: ["rtdb tx /posts/p1 -- jq '.starCount += 1'", "rtdb tx /counter -- sh -c 'read n; echo $((n * 2))'"],
         run: run)
+
+    /// Stale attempts without the lock before CMD runs holding it (embedded database).
+    static let optimisticAttempts = 3
 
     static func run(_ inv: Invocation) throws {
         // PATH comes before `--`, or first after it (then CMD follows, after an optional second `--`).
@@ -43,7 +49,7 @@ enum TxCommand {
         if command.isEmpty { throw inv.usageError("tx: missing CMD after --") }
         let path = try inv.path(pathText)
         try WriteCheck.writable(path)
-        var maxAttempts = 25
+        var maxAttempts: Int? = nil
         if let text = inv.value("--max-retries") {
             guard let n = Int(text), n >= 1 else { throw inv.usageError("--max-retries needs a whole number ≥ 1, not \(Limits.quote(text))") }
             maxAttempts = n
@@ -56,6 +62,10 @@ enum TxCommand {
             commandTimeout = t
         }
         let db = try inv.database()
+        // A database with a write lock (the embedded one) needs no bound: after a few stale
+        // attempts CMD runs holding the lock, and that attempt cannot be stale. Elsewhere
+        // Firebase's rule applies: 25 attempts in all.
+        let attemptBound = maxAttempts ?? (db is LockingDatabase ? Int.max : 25)
         // From here SIGINT and SIGTERM stop CMD and end the command before anything commits.
         Interruption.install()
         try Interruption.check()
@@ -68,7 +78,8 @@ enum TxCommand {
         }
         let outcome: TransactionRunner.Outcome
         do {
-            outcome = try TransactionRunner.run(db, path: path, maxAttempts: maxAttempts, backoff: backoff) { current in
+            outcome = try TransactionRunner.run(db, path: path, maxAttempts: attemptBound, lockAfter: TxCommand.optimisticAttempts,
+                                                backoff: backoff) { current in
                 var input: [UInt8] = []
                 JSONWriter().write(current, into: &input)
                 input.append(0x0A)
@@ -104,7 +115,7 @@ enum TxCommand {
                         ("value", .node(outcome.value)), ("attempts", .int(outcome.attempts))])
         try out.flush()
         if !outcome.committed {
-            let why = outcome.attempts >= maxAttempts && !aborted
+            let why = outcome.attempts >= attemptBound && !aborted
                 ? "gave up after \(outcome.attempts) attempts (the value kept changing)"
                 : "\(command[0]) aborted"
             throw RTDBError(.notCommitted, "transaction at \(path) not committed: \(why)")

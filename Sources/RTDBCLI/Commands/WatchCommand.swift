@@ -1,4 +1,5 @@
 import RTDBCore
+import RTDBEngine
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -63,6 +64,8 @@ enum WatchCommand {
             stopOnFailure = what == "stop"
         }
         let db = try inv.database(reading: true)
+        // A reader of stdout that goes away ends the stream at once, not at the next beat.
+        (db as? EmbeddedDatabase)?.hangupFD = 1
         installExitOnSignal()
         let out = inv.output(streaming: true)
         var previous: Node? = nil
