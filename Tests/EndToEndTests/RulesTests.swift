@@ -71,3 +71,57 @@ import Glibc
         #expect(curl(s, ["-H", "Authorization: Bearer owner", server.url + "/room/name.json"]).body == #""lobby""#)
     }
 }
+
+/// Production-like ID tokens: RS256 signatures checked with libcrypto against the --jwks keys.
+/// The test makes an RSA key (scripts/make-test-certificates), publishes its public half as a
+/// JWKS, and signs tokens with the openssl CLI.
+@Suite struct SignedTokenTests {
+    static let tokens = #"""
+        import base64, json, subprocess, sys, time
+        key, pub, out = sys.argv[1:4]
+        def b64(b): return base64.urlsafe_b64encode(b).decode().rstrip("=")
+        mod = subprocess.run(["openssl", "rsa", "-pubin", "-in", pub, "-noout", "-modulus"],
+                             capture_output=True, text=True, check=True).stdout.strip().split("=", 1)[1]
+        json.dump({"keys": [{"kty": "RSA", "kid": "k1", "alg": "RS256", "use": "sig",
+                             "n": b64(bytes.fromhex(mod)), "e": b64((65537).to_bytes(3, "big"))}]}, open(out + "/jwks.json", "w"))
+        now = int(time.time())
+        def token(claims, kid="k1"):
+            head = b64(json.dumps({"alg": "RS256", "kid": kid, "typ": "JWT"}).encode())
+            body = b64(json.dumps(claims).encode())
+            sig = subprocess.run(["openssl", "dgst", "-sha256", "-sign", key], input=(head + "." + body).encode(),
+                                 capture_output=True, check=True).stdout
+            return head + "." + body + "." + b64(sig)
+        base = {"aud": "demo-proj", "iss": "https://securetoken.google.com/demo-proj", "sub": "u1",
+                "iat": now - 10, "auth_time": now - 10, "exp": now + 3600}
+        good = token(base)
+        h, b, s = good.split(".")
+        forged = h + "." + b64(json.dumps(dict(base, sub="u2")).encode()) + "." + s
+        print(json.dumps({"good": good, "forged": forged, "expired": token(dict(base, exp=now - 60)),
+                          "otherProject": token(dict(base, aud="other", iss="https://securetoken.google.com/other")),
+                          "unknownKey": token(base, kid="k9")}))
+        """#
+
+    @Test func onlyTokensSignedByAJWKSKeyOfTheProjectAreUsers() throws {
+        let s = Sandbox()
+        let pki = s.dir + "/pki"
+        let made = s.program(["/bin/sh", ServeTLSTests.script, pki])
+        try #require(made.status == 0, "making keys: \(made)")
+        let python = try #require(Binary.onPath("python3"))
+        let r = s.program([python, "-c", SignedTokenTests.tokens, pki + "/rsa.key", pki + "/rsa.pub", s.dir])
+        try #require(r.status == 0, "making tokens: \(r)")
+        let tokens = try #require(object(r.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) as? [String: String])
+        let rules = s.write("rules.json", #"{"rules":{"users":{"$uid":{".read":"auth != null && auth.uid == $uid",".write":"auth != null && auth.uid == $uid"}}}}"#)
+        let server = try #require(ServeProcess(s, ["--rules", rules, "--project-id", "demo-proj", "--jwks", s.dir + "/jwks.json"]))
+        func put(_ path: String, _ token: String?) -> String {
+            curl(s, ["-X", "PUT", "-d", "1", server.url + path + (token.map { "?auth=" + $0 } ?? "")]).code
+        }
+        #expect(put("/users/u1.json", tokens["good"]) == "200")
+        #expect(put("/users/u2.json", tokens["good"]) == "401")            // the rules: only their own
+        #expect(put("/users/u2.json", tokens["forged"]) == "401")          // signature does not match
+        #expect(put("/users/u1.json", tokens["expired"]) == "401")
+        #expect(put("/users/u1.json", tokens["otherProject"]) == "401")
+        #expect(put("/users/u1.json", tokens["unknownKey"]) == "401")
+        #expect(put("/users/u1.json", nil) == "401")
+        #expect(s.get("/users") == #"{"u1":1}"#)
+    }
+}
