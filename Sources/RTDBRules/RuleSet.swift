@@ -186,3 +186,18 @@ public struct RulesError: Error, Sendable, CustomStringConvertible {
     /// Firebase's error text: each problem on its own line, newline-terminated.
     public var description: String { problems.map { $0.description + "\n" }.joined() }
 }
+
+extension RuleSet {
+    /// Every `.indexOn` of the rules with the location it is declared at, wildcards spelled
+    /// `$name` (the form `rtdb index add` takes), in the rules' order.
+    public var indexDeclarations: [(location: String, children: [String])] {
+        var out: [(location: String, children: [String])] = []
+        func walk(_ node: TreeNode, _ path: [String]) {
+            if !node.indexOn.isEmpty { out.append(("/" + path.joined(separator: "/"), node.indexOn)) }
+            for c in node.children { walk(c.node, path + [c.key]) }
+            if let w = node.wildcard { walk(w.node, path + [w.name.hasPrefix("$") ? w.name : "$" + w.name]) }
+        }
+        walk(root, [])
+        return out
+    }
+}

@@ -129,13 +129,38 @@ public final class Server {
         if let watchFolder { watch = try? FolderWatch(folder: watchFolder) }
         raiseDescriptorLimit(to: options.maxConnections + 64)
         streams = ServerStreams(deliver: { [unowned self] subs, event in self.deliver(subs, event) })
-        handler.onRulesChanged = { [unowned self] _ in
+        handler.onRulesChanged = { [unowned self] ns in
             self.recheckStreams()
             self.recheckRealtimeListens()
+            self.createDeclaredIndexes(ns)
         }
         try poller.add(listener.fd, token: Server.listenerToken)
         try poller.add(signals.readEnd, token: Server.signalToken)
         if let watch { try poller.add(watch.fd, token: Server.watchToken) }
+    }
+
+    /// Creates the engine's indexes for the `.indexOn` declarations of the rules in force, in
+    /// the namespace's file (in every open file when `namespace` is nil): rules answer the
+    /// `orderBy` queries they declare from an index, as Firebase does. Index entries that
+    /// cannot be made are logged and skipped.
+    public func createDeclaredIndexes(_ namespace: String?) {
+        let names = namespace.map { [$0] } ?? ((try? namespaces.namespaces()) ?? []) + [handler.defaultNamespace]
+        var done: Set<String> = []
+        for ns in names {
+            guard let rules = handler.rules(for: ns) else { continue }
+            guard let db = try? namespaces.embedded(ns), !done.contains(db.file) else { continue }
+            done.insert(db.file)
+            for d in rules.indexDeclarations {
+                for child in d.children {
+                    do {
+                        _ = try db.addIndex(try IndexDefinition(location: d.location, child: child))
+                    } catch {
+                        logLine(#"{"event":"index_error","location":"# + quoted(d.location) + #","child":"# + quoted(child)
+                                + #","message":"# + quoted("\(error)") + "}")
+                    }
+                }
+            }
+        }
     }
 
     /// The base URL clients use, e.g. `http://127.0.0.1:9000`.

@@ -72,6 +72,29 @@ import Glibc
     }
 }
 
+/// `.indexOn` in the rules creates the engine's indexes: at start, and when the rules are
+/// replaced at run time.
+@Suite struct RulesIndexTests {
+    @Test func indexOnDeclarationsBecomeIndexes() throws {
+        let s = Sandbox()
+        s.seed("/players", #"{"a":{"score":3},"b":{"score":1}}"#)
+        let rules = s.write("rules.json", #"{"rules":{".read":true,"players":{".indexOn":["score",".value"]}}}"#)
+        let server = try #require(ServeProcess(s, ["--rules", rules]))
+        let first = s.rtdb("index", "list")
+        #expect(first.status == 0)
+        #expect(Set(first.stdout.split(separator: "\n").map(String.init))
+                == [#"{"path":"/players","child":".value"}"#, #"{"path":"/players","child":"score"}"#], "\(first)")
+        let put = curl(s, ["-X", "PUT", "-H", "Authorization: Bearer owner",
+                           "-d", #"{"rules":{".read":true,"rooms":{"$room":{"messages":{".indexOn":"ts"}}}}}"#,
+                           server.url + "/.settings/rules.json"])
+        #expect(put.code == "200", "\(put)")
+        let list = s.rtdb("index", "list").stdout
+        #expect(list.contains(#"{"path":"/rooms/$room/messages","child":"ts"}"#), "\(list)")
+        // The indexed query answers as before.
+        #expect(curl(s, [server.url + "/players.json?orderBy=%22score%22&limitToFirst=1"]).body == #"{"b":{"score":1}}"#)
+    }
+}
+
 /// Production-like ID tokens: RS256 signatures checked with libcrypto against the --jwks keys.
 /// The test makes an RSA key (scripts/make-test-certificates), publishes its public half as a
 /// JWKS, and signs tokens with the openssl CLI.

@@ -115,6 +115,8 @@ enum ServeCommand {
             if e.errnoValue == EACCES { throw RTDBError(.permissionDenied, "cannot listen on \(options.host):\(options.port): permission denied") }
             throw RTDBError(.unavailable, "cannot listen on \(options.host):\(options.port): \(e)")
         }
+        // `.indexOn` declarations become the engine's indexes before the first request.
+        if security.rules != nil { server.createDeclaredIndexes(nil) }
         let out = inv.output(streaming: true)
         try out.raw(#"{"event":"listening","url":"# + quoted(server.url) + where_ + "}\n")
         try out.flush()
