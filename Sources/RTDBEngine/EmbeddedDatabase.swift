@@ -448,7 +448,7 @@ public final class EmbeddedDatabase: Database {
                 try insert(rows, resolved, &enc)
                 if let entries {
                     for index in ofList where !resolved.isNull {
-                        try entries.add(index.id, listEnc, entry(index.definition.sortValue(resolved), key: key))
+                        try entries.add(index.id, listEnc, sortValue: index.definition.sortValue(resolved), key: key)
                     }
                     for index in inside where index.definition.matchesPrefix((path.keys + [key])[...]) {
                         try addEntries(entries, index, index.definition.pattern[(path.count + 1)...], child, resolved)
