@@ -436,19 +436,22 @@ public final class EmbeddedDatabase: Database {
             let above = indexes.filter { $0.definition.pattern.count < path.count }
             let work = above.isEmpty ? nil : try prepareIndexes(c, above, path)
             let entries = indexes.isEmpty ? nil : try EntryRows(c)
-            let listEnc = ofList.isEmpty ? [] : EmbeddedDatabase.encode(path)
+            let listEnc = EmbeddedDatabase.encode(path)
             // New keys hold nothing yet: only a leaf at the list or above it is replaced.
             try removeAncestorLeaves(c, of: path.appending("_"))
             let rows = try LeafRows(c)
+            var enc = listEnc
             for v in values {
                 let key = pushIDs.next(now: now)
                 let child = path.appending(key)
                 let resolved = try ServerValues.resolve(v, at: child, now: now) { try readForIncrement(c, $0) }
-                var enc = EmbeddedDatabase.encode(child)
+                enc.removeSubrange(listEnc.count...)
+                StorageKey.append(key, to: &enc)
                 try insert(rows, resolved, &enc)
                 if let entries {
                     for index in ofList where !resolved.isNull {
-                        try entries.add(index.id, listEnc, sortValue: index.definition.sortValue(resolved), key: key)
+                        try entries.add(index.id, listEnc, sortValue: index.definition.sortValue(resolved),
+                                        keySegment: enc[listEnc.count...])
                     }
                     for index in inside where index.definition.matchesPrefix((path.keys + [key])[...]) {
                         try addEntries(entries, index, index.definition.pattern[(path.count + 1)...], child, resolved)

@@ -394,6 +394,15 @@ final class EntryRows {
         rows.append(Row(ix: ix, parent: p, entry: start..<bytes.count, head: head(start)))
     }
 
+    /// As `add(_:_:sortValue:key:)` with the key's `StorageKey` segment already encoded.
+    func add(_ ix: Int64, _ parent: [UInt8], sortValue: Node, keySegment: ArraySlice<UInt8>) throws {
+        let p = parentRange(parent)
+        let start = bytes.count
+        IndexKey.append(sortValue, to: &bytes)
+        bytes.append(contentsOf: keySegment)
+        rows.append(Row(ix: ix, parent: p, entry: start..<bytes.count, head: head(start)))
+    }
+
     private func head(_ start: Int) -> UInt64 {
         var h: UInt64 = 0
         for i in 0..<8 { h = h << 8 | UInt64(start + i < bytes.count ? bytes[start + i] : 0) }
