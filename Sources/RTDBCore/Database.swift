@@ -46,6 +46,19 @@ public protocol Database: AnyObject {
     /// false ends the observation too.
     func observe(_ path: Path, idle: () throws -> Bool,
                  onChange: (_ value: Node, _ changedKeys: [String]?) throws -> Bool) throws
+    /// As `observe(_:idle:onChange:)` for a listener of `query`: the values passed may hold only
+    /// the children of the query's window (a database that can read the window alone, from an
+    /// index, does), so they mean something only through `query`, as `EventGenerator` uses
+    /// them. By default the whole value is passed.
+    func observe(_ path: Path, query: Query, idle: () throws -> Bool,
+                 onChange: (_ value: Node, _ changedKeys: [String]?) throws -> Bool) throws
+}
+
+extension Database {
+    public func observe(_ path: Path, query: Query, idle: () throws -> Bool,
+                        onChange: (_ value: Node, _ changedKeys: [String]?) throws -> Bool) throws {
+        try observe(path, idle: idle, onChange: onChange)
+    }
 }
 
 extension Database {

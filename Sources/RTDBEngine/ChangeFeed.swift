@@ -97,7 +97,7 @@ extension EmbeddedDatabase {
 
     /// The value at `path` and the log position it reflects, in one snapshot.
     public func snapshot(at path: Path) throws -> (seq: Int64, value: Node) {
-        try snapshot(path) ?? (0, .null)
+        try snapshot(path).map { ($0.seq, $0.value) } ?? (0, .null)
     }
 
     /// A query's window and the log position it reflects, in one snapshot.

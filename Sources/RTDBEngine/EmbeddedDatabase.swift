@@ -436,19 +436,22 @@ public final class EmbeddedDatabase: Database {
             let above = indexes.filter { $0.definition.pattern.count < path.count }
             let work = above.isEmpty ? nil : try prepareIndexes(c, above, path)
             let entries = indexes.isEmpty ? nil : try EntryRows(c)
-            let listEnc = ofList.isEmpty ? [] : EmbeddedDatabase.encode(path)
+            let listEnc = EmbeddedDatabase.encode(path)
             // New keys hold nothing yet: only a leaf at the list or above it is replaced.
             try removeAncestorLeaves(c, of: path.appending("_"))
             let rows = try LeafRows(c)
+            var enc = listEnc
             for v in values {
                 let key = pushIDs.next(now: now)
                 let child = path.appending(key)
                 let resolved = try ServerValues.resolve(v, at: child, now: now) { try readForIncrement(c, $0) }
-                var enc = EmbeddedDatabase.encode(child)
+                enc.removeSubrange(listEnc.count...)
+                StorageKey.append(key, to: &enc)
                 try insert(rows, resolved, &enc)
                 if let entries {
                     for index in ofList where !resolved.isNull {
-                        try entries.add(index.id, listEnc, entry(index.definition.sortValue(resolved), key: key))
+                        try entries.add(index.id, listEnc, sortValue: index.definition.sortValue(resolved),
+                                        keySegment: enc[listEnc.count...])
                     }
                     for index in inside where index.definition.matchesPrefix((path.keys + [key])[...]) {
                         try addEntries(entries, index, index.definition.pattern[(path.count + 1)...], child, resolved)
@@ -496,5 +499,19 @@ public final class EmbeddedDatabase: Database {
     public func observe(_ path: Path, idle: () throws -> Bool,
                         onChange: (Node, [String]?) throws -> Bool) throws {
         try Observer(database: self, path: path).run(idle: idle, onChange)
+    }
+
+    /// As `observe(_:idle:onChange:)`; a limited query in value or child order over a location
+    /// an index serves follows only the children of its window (see `Observer`).
+    public func observe(_ path: Path, query: Query, idle: () throws -> Bool,
+                        onChange: (Node, [String]?) throws -> Bool) throws {
+        var window: Query? = nil
+        switch query.order {
+        case .value, .child:
+            if query.limit != nil && !path.isPriority { window = query }
+        case .key, .priority:
+            break
+        }
+        try Observer(database: self, path: path, window: window).run(idle: idle, onChange)
     }
 }

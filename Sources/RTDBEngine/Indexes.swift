@@ -1,5 +1,10 @@
 import CSQLite
 import RTDBCore
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// A persistent index: the children of every location matching `pattern` (keys, or `$name`
 /// wildcards as in `.indexOn` rules), ordered by the value of `child` in them (`nil`: by their
@@ -121,7 +126,7 @@ extension EmbeddedDatabase {
                 let entries = try sortValues(c, EmbeddedDatabase.encode(location), child: d.child, valueOrder: d.child == nil)
                 let rows = try EntryRows(c)
                 let parent = EmbeddedDatabase.encode(location)
-                for e in entries { try rows.add(index.id, parent, entry(e.node, key: e.key)) }
+                for e in entries { try rows.add(index.id, parent, sortValue: e.node, key: e.key) }
                 try rows.flush()
             }
             return true
@@ -239,7 +244,7 @@ extension EmbeddedDatabase {
         guard let first = rest.first else {
             let parent = EmbeddedDatabase.encode(at)
             for e in list where !e.node.isNull {
-                try rows.add(index.id, parent, entry(index.definition.sortValue(e.node), key: e.key))
+                try rows.add(index.id, parent, sortValue: index.definition.sortValue(e.node), key: e.key)
             }
             return
         }
@@ -330,49 +335,129 @@ extension EmbeddedDatabase {
 }
 
 /// Buffers index entries and inserts them many rows per statement (as `LeafRows` does leaves).
+///
+/// Entries are encoded straight into one byte buffer (no array per entry) and wait for `flush`,
+/// which inserts them in index order: B-tree inserts in order touch each page once and fill it,
+/// where the order of the children written would touch pages at random and leave them half
+/// full. Rows of one location share its parent bytes, and one statement binds the index and
+/// the parent once for up to `batch` entries. Entries are bound without a copy (the buffer
+/// outlives each step).
 final class EntryRows {
-    static let batch = 64
-    private let one: Statement
-    private let many: Statement
-    private var rows: [(Int64, [UInt8], [UInt8])] = []
-    private var pending: [(Int64, [UInt8], [UInt8])] = []
+    static let batch = 128
+    private struct Row {
+        var ix: Int64
+        var parent: Range<Int>
+        var entry: Range<Int>
+        /// The entry's first eight bytes, big-endian and zero-padded: most comparisons end here.
+        var head: UInt64
+    }
+    private let connection: Connection
+    private let full: Statement
+    private var bytes: [UInt8] = []
+    private var rows: [Row] = []
 
     init(_ c: Connection) throws {
-        one = try c.statement("INSERT OR REPLACE INTO index_entries(ix, parent, entry) VALUES(?1, ?2, ?3)")
-        many = try c.statement("INSERT OR REPLACE INTO index_entries(ix, parent, entry) VALUES "
-            + Array(repeating: "(?,?,?)", count: EntryRows.batch).joined(separator: ","))
-        rows.reserveCapacity(EntryRows.batch)
+        connection = c
+        full = try c.statement(EntryRows.sql(EntryRows.batch))
+        bytes.reserveCapacity(1 << 14)
     }
 
-    /// Rows wait for `flush`, which inserts them in index order: B-tree inserts in order touch
-    /// each page once, where the order of the children written would touch pages at random.
+    /// `INSERT OR REPLACE` of `n` entries of one index and parent: ?1 the index, ?2 the
+    /// parent, ?3… the entries.
+    private static func sql(_ n: Int) -> String {
+        var s = "INSERT OR REPLACE INTO index_entries(ix, parent, entry) VALUES "
+        for i in 0..<n { s += (i == 0 ? "" : ",") + "(?1,?2,?\(i + 3))" }
+        return s
+    }
+
+    /// The bytes of `parent`, shared with the previous row when it has the same one.
+    private func parentRange(_ parent: [UInt8]) -> Range<Int> {
+        if let last = rows.last, bytes[last.parent].elementsEqual(parent) { return last.parent }
+        let start = bytes.count
+        bytes.append(contentsOf: parent)
+        return start..<bytes.count
+    }
+
     func add(_ ix: Int64, _ parent: [UInt8], _ entry: [UInt8]) throws {
-        pending.append((ix, parent, entry))
+        let p = parentRange(parent)
+        let start = bytes.count
+        bytes.append(contentsOf: entry)
+        rows.append(Row(ix: ix, parent: p, entry: start..<bytes.count, head: head(start)))
+    }
+
+    /// Adds the entry of the child `key` sorting by `sortValue`, encoded in place.
+    func add(_ ix: Int64, _ parent: [UInt8], sortValue: Node, key: String) throws {
+        let p = parentRange(parent)
+        let start = bytes.count
+        IndexKey.append(sortValue, to: &bytes)
+        StorageKey.append(key, to: &bytes)
+        rows.append(Row(ix: ix, parent: p, entry: start..<bytes.count, head: head(start)))
+    }
+
+    /// As `add(_:_:sortValue:key:)` with the key's `StorageKey` segment already encoded.
+    func add(_ ix: Int64, _ parent: [UInt8], sortValue: Node, keySegment: ArraySlice<UInt8>) throws {
+        let p = parentRange(parent)
+        let start = bytes.count
+        IndexKey.append(sortValue, to: &bytes)
+        bytes.append(contentsOf: keySegment)
+        rows.append(Row(ix: ix, parent: p, entry: start..<bytes.count, head: head(start)))
+    }
+
+    private func head(_ start: Int) -> UInt64 {
+        var h: UInt64 = 0
+        for i in 0..<8 { h = h << 8 | UInt64(start + i < bytes.count ? bytes[start + i] : 0) }
+        return h
     }
 
     func flush() throws {
-        pending.sort { a, b in
-            if a.0 != b.0 { return a.0 < b.0 }
-            if a.1 != b.1 { return a.1.lexicographicallyPrecedes(b.1) }
-            return a.2.lexicographicallyPrecedes(b.2)
+        defer {
+            rows.removeAll(keepingCapacity: true)
+            bytes.removeAll(keepingCapacity: true)
         }
-        for row in pending {
-            rows.append(row)
-            if rows.count == EntryRows.batch { try run(many) }
+        if rows.isEmpty { return }
+        try bytes.withUnsafeBufferPointer { all in
+            guard let base = all.baseAddress else { return }
+            func compare(_ a: Range<Int>, _ b: Range<Int>) -> Int32 {
+                let n = min(a.count, b.count)
+                let c = n == 0 ? 0 : memcmp(base + a.lowerBound, base + b.lowerBound, n)
+                if c != 0 { return c }
+                return a.count == b.count ? 0 : (a.count < b.count ? -1 : 1)
+            }
+            rows.sort { a, b in
+                if a.ix != b.ix { return a.ix < b.ix }
+                if a.parent != b.parent {
+                    let c = compare(a.parent, b.parent)
+                    if c != 0 { return c < 0 }
+                }
+                if a.head != b.head { return a.head < b.head }
+                return compare(a.entry, b.entry) < 0
+            }
+            var i = 0
+            while i < rows.count {
+                // One run of rows with the same index and parent.
+                var end = i + 1
+                while end < rows.count && rows[end].ix == rows[i].ix
+                        && (rows[end].parent == rows[i].parent || compare(rows[end].parent, rows[i].parent) == 0) {
+                    end += 1
+                }
+                while i < end {
+                    let n = min(EntryRows.batch, end - i)
+                    let s = n == EntryRows.batch ? full : try connection.statement(EntryRows.sql(n))
+                    s.bind(1, int: rows[i].ix)
+                    let p = rows[i].parent
+                    sqlite3_bind_blob(s.handle, 2, UnsafeRawPointer(base + p.lowerBound), Int32(p.count), nil)
+                    for j in 0..<n {
+                        let e = rows[i + j].entry
+                        sqlite3_bind_blob(s.handle, Int32(j + 3), UnsafeRawPointer(base + e.lowerBound), Int32(e.count), nil)
+                    }
+                    defer {
+                        sqlite3_reset(s.handle)
+                        sqlite3_clear_bindings(s.handle)
+                    }
+                    _ = try s.step()
+                    i += n
+                }
+            }
         }
-        pending.removeAll()
-        while !rows.isEmpty { try run(one, count: 1) }
-    }
-
-    private func run(_ s: Statement, count: Int? = nil) throws {
-        let n = count ?? rows.count
-        for i in 0..<n {
-            s.bind(Int32(3 * i + 1), int: rows[i].0)
-            s.bind(Int32(3 * i + 2), blob: rows[i].1)
-            s.bind(Int32(3 * i + 3), blob: rows[i].2)
-        }
-        defer { s.reset() }
-        _ = try s.step()
-        rows.removeSubrange(..<n)
     }
 }

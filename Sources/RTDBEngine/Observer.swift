@@ -24,9 +24,16 @@ import Darwin
 /// nothing, and reports the value found there as a change. A notification about the file's own
 /// name (created, renamed, removed) runs that check at once. Without inotify (other systems)
 /// it polls `data_version` every `pollMicros`.
+///
+/// With a `window` (a limited query in value or child order) over a location an index serves,
+/// the value it follows is only the window's children, read from the index: at the start and
+/// after every write under the location it reads those few children instead of the whole
+/// location. Applying the query to that value gives the same window as applying it to the
+/// whole value, so the events are the same (`EventGenerator` always applies the query).
 struct Observer {
     let database: EmbeddedDatabase
     let path: Path
+    var window: Query? = nil
 
     /// The slow beat: idle callback, replaced-file check, and a look at `data_version` in case
     /// the file system delivered no notification. Each wake-up of an idle watcher costs some
@@ -43,10 +50,12 @@ struct Observer {
         var value: Node = .null
         var seq: Int64 = 0
         var version: Int64? = nil
+        var windowed = false
         let signal = CommitSignal(file: database.file)
-        if let snap = try database.snapshot(path) {
+        if let snap = try database.snapshot(path, window: window) {
             seq = snap.seq
             value = snap.value
+            windowed = snap.windowed
             version = try database.dataVersion()
         }
         if try !onChange(value, nil) { return }
@@ -80,8 +89,9 @@ struct Observer {
                     // as null), from its own log position.
                     database.closeConnection()
                     signal.refresh()
-                    let snap = try database.snapshot(path)
+                    let snap = try database.snapshot(path, window: window)
                     seq = snap?.seq ?? 0
+                    windowed = snap?.windowed ?? false
                     version = snap == nil ? nil : try database.dataVersion()
                     let fresh = snap?.value ?? .null
                     if fresh.same(as: value) { continue }
@@ -93,10 +103,12 @@ struct Observer {
             guard let v = try database.dataVersion() else { continue }   // no file yet
             if v == version { continue }
             version = v
-            guard let change = try database.changes(at: path, after: seq, current: value) else { continue }
+            guard let change = try database.changes(at: path, after: seq, current: value,
+                                                    window: window, windowed: windowed) else { continue }
             seq = change.seq
             if let keys = change.keys, keys.isEmpty { continue }   // nothing under this location
             value = change.value
+            windowed = change.windowed
             if try !onChange(value, change.keys) { return }
         }
     }
@@ -106,8 +118,11 @@ struct Observer {
 extension EmbeddedDatabase {
 
     /// Reads the log after `seq` and the data it touched at `path`, in one snapshot.
-    /// Returns nil when nothing changed at or below `path`.
-    func changes(at path: Path, after seq: Int64, current: Node) throws -> (seq: Int64, value: Node, keys: [String]?)? {
+    /// Returns nil when nothing changed at or below `path`. With a `window` an index serves,
+    /// a change under the location reads the window again (`windowed`: the value holds only
+    /// its children; `current` is such a value when the argument `windowed` is true).
+    func changes(at path: Path, after seq: Int64, current: Node, window: Query? = nil,
+                 windowed: Bool = false) throws -> (seq: Int64, value: Node, keys: [String]?, windowed: Bool)? {
         try reading(nil) { c in
             let s = try c.statement("SELECT seq, paths FROM log WHERE seq > ?1 ORDER BY seq")
             s.bind(1, int: seq)
@@ -132,22 +147,33 @@ extension EmbeddedDatabase {
             }
             s.reset()
             if last == seq { return nil }
-            if whole { return (last, try readExport(c, path), nil) }
-            if keys.isEmpty { return (last, current, []) }
+            if keys.isEmpty && !whole { return (last, current, [], windowed) }
+            if let window, let w = try indexedQuery(c, path, window, export: true) {
+                // The window's children alone; which children entered or left it is not in
+                // `keys`, so no hint.
+                return (last, Node.object(normalizing: w), nil, true)
+            }
+            // A windowed value cannot take single children (the index went away): read it all.
+            if whole || windowed { return (last, try readExport(c, path), nil, false) }
             var value = current
             var seen: [String] = []
             for k in keys where !seen.contains(where: { KeyOrder.same($0, k) }) {
                 seen.append(k)
                 value = value.setting(child: k, to: try readExport(c, path.appending(k)))
             }
-            return (last, value, seen)
+            return (last, value, seen, false)
         }
     }
 
-    /// The current value at `path` and the log position it reflects, in one snapshot.
-    func snapshot(_ path: Path) throws -> (seq: Int64, value: Node)? {
+    /// The current value at `path` and the log position it reflects, in one snapshot: only the
+    /// children of `window` (`windowed`) when an index serves it, else the whole value.
+    func snapshot(_ path: Path, window: Query? = nil) throws -> (seq: Int64, value: Node, windowed: Bool)? {
         try reading(nil) { c in
-            (try c.integer("SELECT COALESCE(MAX(seq), 0) FROM log") ?? 0, try readExport(c, path))
+            let seq = try c.integer("SELECT COALESCE(MAX(seq), 0) FROM log") ?? 0
+            if let window, let w = try indexedQuery(c, path, window, export: true) {
+                return (seq, Node.object(normalizing: w), true)
+            }
+            return (seq, try readExport(c, path), false)
         }
     }
 

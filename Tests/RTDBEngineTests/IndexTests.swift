@@ -182,3 +182,144 @@ private func randomQuery(_ r: inout SeededRandom, order: Query.Order) -> Query {
         }
     }
 }
+
+/// Events compared field by field, priorities included.
+private func sameEvents(_ a: [Event], _ b: [Event]) -> Bool {
+    a.count == b.count && zip(a, b).allSatisfy { x, y in
+        x.type == y.type && x.key == y.key && x.prevKey == y.prevKey
+            && x.value.same(as: y.value) && x.value.priority.same(as: y.value.priority)
+    }
+}
+
+@Suite struct IndexedWatchTests {
+    /// A watcher's view of one query over one database, as `Observer` keeps it.
+    struct Follower {
+        let db: EmbeddedDatabase
+        let query: Query
+        var seq: Int64 = 0
+        var value: Node = .null
+        var windowed = false
+
+        init(_ db: EmbeddedDatabase, _ query: Query) throws {
+            self.db = db
+            self.query = query
+            if let snap = try db.snapshot(path("/list"), window: query) {
+                (seq, value, windowed) = (snap.seq, snap.value, snap.windowed)
+            }
+        }
+
+        /// The events of the changes since the last look, value and child mode (nil: none).
+        mutating func look() throws -> (values: [Event], children: [Event])? {
+            guard let c = try db.changes(at: path("/list"), after: seq, current: value, window: query, windowed: windowed) else { return nil }
+            seq = c.seq
+            if let keys = c.keys, keys.isEmpty { return nil }
+            let old = value
+            (value, windowed) = (c.value, c.windowed)
+            return (EventGenerator.changes(query: query, old: old, new: value, childEvents: false, changedKeys: c.keys),
+                    EventGenerator.changes(query: query, old: old, new: value, childEvents: true, changedKeys: c.keys))
+        }
+    }
+
+    /// Random writes to an indexed file and to a plain one: watchers of random limited value and
+    /// child queries see the same events from both, while the indexed ones hold only their
+    /// window (and fall back to the whole value while the index is gone).
+    @Test(arguments: [21, 22, 23] as [UInt64])
+    func windowsFromAnIndexRaiseTheSameEvents(seed: UInt64) throws {
+        let indexed = TempDatabase(), plain = TempDatabase()
+        var r = SeededRandom(seed)
+        let byX = try IndexDefinition(location: "/list", child: "x")
+        let byValue = try IndexDefinition(location: "/list", child: ".value")
+        #expect(try indexed.db.addIndex(byX))
+        #expect(try indexed.db.addIndex(byValue))
+        let keys = ["a", "b", "1", "07", "-5", "zz", "\u{E000}", "-Nq0aB", "-Nq0aC", "m"]
+        func key() -> String { keys[Int.random(in: 0..<keys.count, using: &r)] }
+        for k in keys.prefix(6) {
+            let v = randomChild(&r)
+            for db in [indexed.db, plain.db] { _ = try db.set(path("/list/\(k)"), v) }
+        }
+        var queries: [Query] = []
+        for i in 0..<6 {
+            var q: Query
+            repeat { q = randomQuery(&r, order: i % 2 == 0 ? .child(path("x")) : .value) } while q.limit == nil
+            queries.append(q)
+        }
+        var pairs = try queries.map { (try Follower(indexed.db, $0), try Follower(plain.db, $0)) }
+        for (a, b) in pairs {
+            #expect(a.windowed && !b.windowed)
+            for mode in [false, true] {
+                #expect(sameEvents(EventGenerator.initial(query: a.query, value: a.value, childEvents: mode),
+                                   EventGenerator.initial(query: b.query, value: b.value, childEvents: mode)))
+            }
+        }
+        for step in 0..<300 {
+            if step == 100 { #expect(try indexed.db.removeIndex(byX)) }
+            if step == 150 { #expect(try indexed.db.addIndex(byX)) }
+            let write: (EmbeddedDatabase) throws -> Void
+            switch Int.random(in: 0..<9, using: &r) {
+            case 0, 1:
+                let k = key(), v = randomChild(&r)
+                write = { _ = try $0.set(path("/list/\(k)"), v) }
+            case 2:
+                let k = key(), v = randomSortValue(&r)
+                write = { _ = try $0.set(path("/list/\(k)/x"), v) }
+            case 3:
+                let k1 = key(), v1 = randomChild(&r), k2 = key(), v2 = randomSortValue(&r)
+                write = { _ = try $0.update(path("/list"), [(path("/\(k1)"), v1), (path("/\(k2)/x"), v2)]) }
+            case 4:
+                let k = key()
+                write = { _ = try $0.set(path("/list/\(k)"), .null) }
+            case 5:
+                let k = key(), p = Int64.random(in: 0...3, using: &r)
+                write = { _ = try $0.set(path("/list/\(k)/.priority"), .int(p)) }
+            case 6:
+                let k = key()
+                write = { _ = try $0.set(path("/list/\(k)/w"), .string("changed")) }
+            case 7:
+                var children: [Node.Entry] = []
+                for _ in 0..<Int.random(in: 0...6, using: &r) { children.append(Node.Entry(key(), randomChild(&r))) }
+                let whole = Int.random(in: 0..<6, using: &r) == 0 ? Node.string("a leaf") : Node.object(normalizing: children)
+                write = { _ = try $0.set(path("/list"), whole) }
+            default:
+                let k = key()
+                write = { _ = try $0.set(path("/other/\(k)"), .int(1)) }
+            }
+            try write(indexed.db)
+            try write(plain.db)
+            // Watchers look after one write or several (coalesced notifications).
+            if Int.random(in: 0..<3, using: &r) == 0 { continue }
+            for i in pairs.indices {
+                let a = try pairs[i].0.look(), b = try pairs[i].1.look()
+                #expect(sameEvents(a?.values ?? [], b?.values ?? []), "step \(step) \(pairs[i].0.query)")
+                #expect(sameEvents(a?.children ?? [], b?.children ?? []), "step \(step) \(pairs[i].0.query)")
+                // Indexed: only the window is held, except while its index is gone.
+                let byValue: Bool = if case .value = pairs[i].0.query.order { true } else { false }
+                let served = !(100..<150).contains(step) || byValue
+                if a != nil && served {
+                    #expect(pairs[i].0.windowed)
+                    let limit: Int = switch pairs[i].0.query.limit { case .first(let n)?, .last(let n)?: n; case nil: 0 }
+                    #expect(pairs[i].0.value.unprioritized.children.count <= limit)
+                }
+            }
+        }
+    }
+
+    /// The engine's observe with a query follows only the window, with the same events.
+    @Test func observeWithAQueryFollowsTheWindow() throws {
+        let t = TempDatabase()
+        _ = try t.db.set(path("/s"), json(#"{"a":{"x":3},"b":{"x":1},"c":{"x":2},"d":{"x":5}}"#))
+        #expect(try t.db.addIndex(IndexDefinition(location: "/s", child: "x")))
+        let writer = t.another()
+        let q = Query(order: .child(path("x")), limit: .last(2))
+        var seen: [String] = []
+        try t.db.observe(path("/s"), query: q, idle: { true }) { value, _ in
+            seen.append(text(value))
+            switch seen.count {
+            case 1: _ = try writer.set(path("/s/b/x"), .int(9))
+            case 2: _ = try writer.set(path("/s/d"), .null)
+            default: break
+            }
+            return seen.count < 3
+        }
+        #expect(seen == [#"{"a":{"x":3},"d":{"x":5}}"#, #"{"b":{"x":9},"d":{"x":5}}"#, #"{"a":{"x":3},"b":{"x":9}}"#])
+    }
+}

@@ -12,7 +12,8 @@ enum IndexCommand {
             + "of every location matching PATH sorted by the value at CHILD (by their own value for .value), and every "
             + "write keeps it exact in the same transaction. query and rtdb serve's orderBy then "
             + "read only the children in the window (a limit, or --start-at/--end-at bounds) instead of the whole "
-            + "location; results are the same with or without an index. Key order (the default) and priority order "
+            + "location, and watch with a limit holds and re-reads only its window; results and events are the "
+            + "same with or without an index. Key order (the default) and priority order "
             + "need none. add builds the index from the data already stored and prints {\"path\":P,\"child\":C,\"added\":B} "
             + "(B false: it existed); remove prints {\"path\":P,\"child\":C,\"removed\":B} (B false: there was none); "
             + "list prints one {\"path\":P,\"child\":C} line per index.",
