@@ -10,7 +10,7 @@ enum SessionCommand {
     static let spec = CommandSpec(
         name: "session", summary: "hold a session whose writes run when it ends, also when it dies (presence)",
         usage: "rtdb session [OPS...] [--presence P] [--last-online P] [--events FILE] [-- CMD [ARGS...]]",
-        arguments: [("CMD", .command, "command to run for the length of the session (it inherits stdin, stdout and stderr)")],
+        arguments: [("CMD", .text, "command to run for the length of the session (it inherits stdin, stdout and stderr)")],
         options: [
             OptionSpec("--on-disconnect-set", value: "PATH VALUE", kind: .path, arity: 2, repeatable: true,
                        "when the session ends, set PATH to the JSON VALUE ({\".sv\":\"timestamp\"} is the end time)"),
