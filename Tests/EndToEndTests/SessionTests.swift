@@ -167,6 +167,21 @@ import Glibc
         }
     }
 
+    /// -q: no event lines on stdout, the session still works; --events still gets them.
+    @Test func quietPrintsNoEventLines() throws {
+        let sb = Sandbox()
+        let session = try #require(sb.background([Binary.rtdb, "-q", "session", "--on-connect-set", "/up", "true",
+                                                  "--on-disconnect-remove", "/up"], name: "q"))
+        #expect(eventually(10) { sb.get("/up") == "true" })
+        kill(session.pid, SIGTERM)
+        #expect(session.wait(timeout: 10) == 0)
+        #expect(session.stdout.isEmpty && session.stderr.isEmpty, "\(session.stdout) \(session.stderr)")
+        #expect(sb.get("/up") == "null")
+        let events = sb.dir + "/ev"
+        #expect(sb.rtdb("-q", "session", "--events", events, "--", "true").status == 0)
+        #expect(lines((try? String(contentsOfFile: events, encoding: .utf8)) ?? "").map { $0["event"] as? String ?? "" } == ["connected", "ended"])
+    }
+
     /// Two sessions at once; the dead one is reaped by the next process that writes the file,
     /// the live one is left alone until it ends.
     @Test func twoSessionsOneDiesTheOtherLives() throws {

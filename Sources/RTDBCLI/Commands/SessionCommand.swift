@@ -36,7 +36,8 @@ enum SessionCommand {
             + "a second, then runs the dead session's writes (server timestamps take the time they run). "
             + "Event lines: {\"event\":\"connected\",\"session\":S}, one {\"event\":\"registered\",\"op\":O,\"path\":P} per "
             + "operation, {\"event\":\"set\",\"path\":P,\"value\":V} per on-connect write, {\"event\":\"ended\"}. "
-            + "Without CMD they go to stdout (or --events FILE) and SIGINT or SIGTERM end the session with status 0. "
+            + "(No {\"event\":\"disconnected\"} on the embedded database: its sessions have no connection to lose.) "
+            + "Without CMD they go to stdout (none with -q) or to --events FILE, and SIGINT or SIGTERM end the session with status 0. "
             + "With CMD, CMD inherits stdin, stdout and stderr, event lines go only to --events FILE, the session ends when CMD "
             + "exits and rtdb exits with CMD's status (128+N when a signal N ended it); SIGINT and SIGTERM are passed on to CMD. "
             + "A remote database (--url) answers unsupported (status 7): its sessions need the realtime protocol.",
