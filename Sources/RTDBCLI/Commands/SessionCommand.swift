@@ -95,14 +95,22 @@ enum SessionCommand {
         let session = try embedded.beginSession(operations)
         var status: Int32 = 0
         do {
-            try events.line([("event", .string("connected")), ("session", .string(session.id))])
+            // The lines follow the writes: once `connected` is printed, the on-connect writes
+            // (a presence child) are in the database for every reader.
+            var lines: [[(String, Field)]] = [[("event", .string("connected")), ("session", .string(session.id))]]
             for op in operations {
-                try events.line([("event", .string("registered")), ("op", .string(op.kind)), ("path", .string(op.path.description))])
+                lines.append([("event", .string("registered")), ("op", .string(op.kind)), ("path", .string(op.path.description))])
             }
-            for (p, v) in writes {
-                let stored = try embedded.set(p, v)
-                try events.line([("event", .string("set")), ("path", .string(p.description)), ("value", .node(stored))])
+            do {
+                for (p, v) in writes {
+                    let stored = try embedded.set(p, v)
+                    lines.append([("event", .string("set")), ("path", .string(p.description)), ("value", .node(stored))])
+                }
+            } catch {
+                for l in lines { try events.line(l) }
+                throw error
             }
+            for l in lines { try events.line(l) }
             if command.isEmpty {
                 waitForSignal()
             } else {
