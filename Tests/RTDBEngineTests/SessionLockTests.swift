@@ -79,5 +79,15 @@ import Glibc
         let empty = (micros() - start) / Double(rounds)
         print("session check with an empty session folder: \(empty) µs per call")
         #expect(empty <= 100, "the check took \(empty) µs")
+        // With one live session (its lock held): one open, one refused flock, one close.
+        let session = try t.db.beginSession([.remove(path("/a"))])
+        let other = t.another()
+        _ = try other.get(.root)
+        let liveStart = micros()
+        for _ in 0..<rounds { #expect(try other.reapDeadSessions() == 0) }
+        let live = (micros() - liveStart) / Double(rounds)
+        print("session check with one live session: \(live) µs per call")
+        #expect(live <= 100, "the check took \(live) µs")
+        try t.db.endSession(session)
     }
 }
