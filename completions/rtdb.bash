@@ -7,11 +7,13 @@
 # Tests/CLITests fails when they drift apart. Database paths are completed live with
 # `rtdb [--db FILE] __complete paths -- PREFIX`, from the database the command line names.
 
-_rtdb_commands="get set update push remove query increment tx watch index serve rules help"
+_rtdb_commands="get set update push remove query increment tx watch session index serve rules help"
 _rtdb_global_options="--db --url --auth --access-token --credentials --cacert --timeout --pretty --quiet -q --help -h --version"
 _rtdb_query_options="--order-by-key --order-by-value --order-by-child --order-by-priority --start-at --start-after --end-at --end-before --equal-to --start-key --end-key --limit-to-first --limit-to-last"
 # Options that take a value (the next word, or after `=`).
-_rtdb_value_options="--db --url --auth --access-token --credentials --cacert --timeout --order-by-child --start-at --start-after --end-at --end-before --equal-to --start-key --end-key --limit-to-first --limit-to-last --string -s --file --max-retries --command-timeout --count --exec-fail --host --port --data-dir --secret --max-connections --idle-timeout --rules --project-id --jwks --tls-cert --tls-key"
+_rtdb_value_options="--db --url --auth --access-token --credentials --cacert --timeout --order-by-child --start-at --start-after --end-at --end-before --equal-to --start-key --end-key --limit-to-first --limit-to-last --string -s --file --max-retries --command-timeout --count --exec-fail --host --port --data-dir --secret --max-connections --idle-timeout --rules --project-id --jwks --tls-cert --tls-key --on-disconnect-set --on-disconnect-update --on-disconnect-remove --on-connect-set --presence --last-online --events"
+# Options that take two words: PATH VALUE.
+_rtdb_pair_options="--on-disconnect-set --on-disconnect-update --on-connect-set"
 
 # The options of command $1.
 _rtdb_command_options() {
@@ -23,6 +25,7 @@ _rtdb_command_options() {
         query) echo "--raw -r $_rtdb_query_options" ;;
         tx) echo "--max-retries --command-timeout" ;;
         watch) echo "--child-events --changes-only -n --count --exec --exec-fail --raw -r $_rtdb_query_options" ;;
+        session) echo "--on-disconnect-set --on-disconnect-update --on-disconnect-remove --on-connect-set --presence --last-online --events" ;;
         serve) echo "--host --port --data-dir --secret --insecure --rules --project-id --jwks --strict-indexes --tls-cert --tls-key --log --max-connections --idle-timeout" ;;
     esac
 }
@@ -92,7 +95,8 @@ _rtdb() {
         w=${words[i]}
         if [[ -n $expect ]]; then
             [[ $expect == --db ]] && db=$w
-            expect=""
+            # The PATH of a PATH VALUE option: the VALUE follows.
+            if [[ " $_rtdb_pair_options " == *" $expect "* ]]; then expect=VALUE; else expect=""; fi
         elif ((dashdash)); then
             ((++ddn))
         elif [[ $w == -- ]]; then
@@ -118,14 +122,17 @@ _rtdb() {
             --db | --file | --rules | --jwks | --credentials | --cacert | --tls-cert | --tls-key) _rtdb_files "$cur" ;;
             --data-dir) COMPREPLY=($(compgen -d -- "$cur")) ;;
             --exec-fail) COMPREPLY=($(compgen -W "continue stop" -- "$cur")) ;;
+            --events) _rtdb_files "$cur" ;;
+            --on-disconnect-set | --on-disconnect-update | --on-disconnect-remove | --on-connect-set | --presence | --last-online)
+                _rtdb_paths "$db" "$cur" "$prog" ;;
         esac
     elif ((dashdash)); then
-        # tx PATH -- CMD, watch PATH --exec -- CMD; tx also takes `tx -- PATH CMD`.
+        # tx PATH -- CMD, watch PATH --exec -- CMD, session -- CMD; tx also takes `tx -- PATH CMD`.
         local first=0
         [[ $cmd == tx ]] && ((npos == 0)) && first=1
         if ((first && ddn == 0)); then
             _rtdb_paths "$db" "$cur" "$prog"
-        elif [[ $cmd == tx || $cmd == watch ]] && ((ddn == first)); then
+        elif [[ $cmd == tx || $cmd == watch || $cmd == session ]] && ((ddn == first)); then
             COMPREPLY=($(compgen -c -- "$cur"))
         else
             _rtdb_files "$cur"
@@ -145,7 +152,7 @@ _rtdb() {
         if ((npos == 0)); then COMPREPLY=($(compgen -W "add remove list" -- "$cur"))
         elif ((npos == 1)); then _rtdb_paths "$db" "$cur" "$prog"
         elif ((npos == 2)); then COMPREPLY=($(compgen -W ".value" -- "$cur")); fi
-    elif [[ $cmd != serve && " $_rtdb_commands " == *" $cmd "* ]] && ((npos == 0)); then
+    elif [[ $cmd != serve && $cmd != session && " $_rtdb_commands " == *" $cmd "* ]] && ((npos == 0)); then
         _rtdb_paths "$db" "$cur" "$prog"
     fi
 

@@ -20,12 +20,20 @@ function __rtdb_scan
     set -l value_options --db --url --auth --access-token --credentials --cacert --timeout --order-by-child \
         --start-at --start-after --end-at --end-before --equal-to --start-key --end-key \
         --limit-to-first --limit-to-last --string -s --file --max-retries --command-timeout --count --exec-fail \
-        --host --port --data-dir --secret --max-connections --idle-timeout --rules --project-id --jwks --tls-cert --tls-key
+        --host --port --data-dir --secret --max-connections --idle-timeout --rules --project-id --jwks --tls-cert --tls-key \
+        --on-disconnect-set --on-disconnect-update --on-disconnect-remove --on-connect-set --presence --last-online --events
+    # Options that take two words: PATH VALUE.
+    set -l pair_options --on-disconnect-set --on-disconnect-update --on-connect-set
     set -l tokens (commandline -opc)
     for w in $tokens[2..-1]
         if test -n "$__rtdb_expect"
             test "$__rtdb_expect" = --db; and set -g __rtdb_db $w
-            set -g __rtdb_expect ''
+            # The PATH of a PATH VALUE option: the VALUE follows.
+            if contains -- "$__rtdb_expect" $pair_options
+                set -g __rtdb_expect VALUE
+            else
+                set -g __rtdb_expect ''
+            end
         else if test $__rtdb_dashdash = 1
             set -g __rtdb_ddn (math $__rtdb_ddn + 1)
         else if test "$w" = --
@@ -72,13 +80,13 @@ function __rtdb_wants_path
     test "$__rtdb_cmd" = tx -a $__rtdb_npos = 0 -a $__rtdb_ddn = 0
 end
 
-# The CMD of `tx PATH -- CMD` and `watch PATH --exec -- CMD`.
+# The CMD of `tx PATH -- CMD`, `watch PATH --exec -- CMD` and `session -- CMD`.
 function __rtdb_wants_program
     __rtdb_scan
     test $__rtdb_dashdash = 1; or return 1
     set -l first 0
     test "$__rtdb_cmd" = tx -a $__rtdb_npos = 0; and set first 1
-    contains -- "$__rtdb_cmd" tx watch; and test $__rtdb_ddn = $first
+    contains -- "$__rtdb_cmd" tx watch session; and test $__rtdb_ddn = $first
 end
 
 function __rtdb_paths
@@ -113,11 +121,12 @@ complete -c rtdb -n __rtdb_needs_command -a query -d 'print the children of a pa
 complete -c rtdb -n __rtdb_needs_command -a increment -d 'atomically add a number to the value at a path'
 complete -c rtdb -n __rtdb_needs_command -a tx -d 'run a command as a compare-and-set transaction'
 complete -c rtdb -n __rtdb_needs_command -a watch -d 'stream value or child events as JSON lines'
+complete -c rtdb -n __rtdb_needs_command -a session -d 'hold a session whose writes run when it ends (presence)'
 complete -c rtdb -n __rtdb_needs_command -a index -d 'add, remove or list the indexes queries use'
 complete -c rtdb -n __rtdb_needs_command -a serve -d 'serve the database over Firebase REST and streaming'
 complete -c rtdb -n __rtdb_needs_command -a rules -d 'check a security rules file'
 complete -c rtdb -n __rtdb_needs_command -a help -d 'show help for rtdb or one command'
-complete -c rtdb -n __rtdb_wants_command_name -a 'get set update push remove query increment tx watch index serve rules help'
+complete -c rtdb -n __rtdb_wants_command_name -a 'get set update push remove query increment tx watch session index serve rules help'
 
 # Arguments
 complete -c rtdb -n __rtdb_wants_path -a '(__rtdb_paths)'
@@ -155,6 +164,14 @@ complete -c rtdb -n '__rtdb_using watch' -l count -x -d 'exit after N event line
 complete -c rtdb -n '__rtdb_using watch' -l exec -d 'run CMD (after --) once per event'
 complete -c rtdb -n '__rtdb_using watch' -s n -l changes-only -d 'print only changes, not the current value'
 complete -c rtdb -n '__rtdb_using watch' -l exec-fail -x -a 'continue stop' -d 'when CMD exits non-zero'
+# session
+complete -c rtdb -n '__rtdb_using session' -l on-disconnect-set -x -a '(__rtdb_paths)' -d 'when the session ends, set PATH to VALUE'
+complete -c rtdb -n '__rtdb_using session' -l on-disconnect-update -x -a '(__rtdb_paths)' -d 'when the session ends, update PATH with VALUE'
+complete -c rtdb -n '__rtdb_using session' -l on-disconnect-remove -x -a '(__rtdb_paths)' -d 'when the session ends, remove PATH'
+complete -c rtdb -n '__rtdb_using session' -l on-connect-set -x -a '(__rtdb_paths)' -d 'once registered, set PATH to VALUE'
+complete -c rtdb -n '__rtdb_using session' -l presence -x -a '(__rtdb_paths)' -d 'push a child of P, register its removal, set it true'
+complete -c rtdb -n '__rtdb_using session' -l last-online -x -a '(__rtdb_paths)' -d 'register a set of P to the server time'
+complete -c rtdb -n '__rtdb_using session' -l events -r -F -d 'write the event lines to FILE'
 # serve
 complete -c rtdb -n '__rtdb_using serve' -l host -x -d 'address to listen on (default 127.0.0.1)'
 complete -c rtdb -n '__rtdb_using serve' -l port -x -d 'port to listen on (default 9000; 0 picks one)'

@@ -27,6 +27,14 @@ final class Invocation {
     func has(_ long: String) -> Bool { options.contains { $0.spec.long == long } }
     func value(_ long: String) -> String? { options.last { $0.spec.long == long }?.value }
 
+    /// The options named in `longs`, in command-line order, each with its words (two for an
+    /// option of arity 2).
+    func occurrences(_ longs: Set<String>) -> [(long: String, words: [String])] {
+        options.filter { longs.contains($0.spec.long) }.map { o in
+            (o.spec.long, o.value.split(separator: "\u{0}", omittingEmptySubsequences: false).map(String.init))
+        }
+    }
+
     var pretty: Bool { has("--pretty") }
     var quiet: Bool { has("--quiet") }
 

@@ -44,16 +44,23 @@ enum Parser {
                 }
                 var value = ""
                 if spec.takesValue {
-                    if let inline { value = inline } else {
-                        guard i < args.count else { throw RTDBError(.usage, "option \(spec.long) needs a value (\(spec.value ?? "VALUE"))") }
+                    var words: [String] = []
+                    if let inline { words.append(inline) }
+                    while words.count < spec.arity {
+                        guard i < args.count else {
+                            throw RTDBError(.usage, "option \(spec.long) needs " + (spec.arity > 1 ? "\(spec.arity) values" : "a value")
+                                            + " (\(spec.value ?? "VALUE"))")
+                        }
                         if invalid.contains(i) { throw notUTF8(option: spec) }
-                        value = args[i]
+                        words.append(args[i])
                         i += 1
                     }
+                    // Words of a command line never hold NUL: it separates the words of one option.
+                    value = words.joined(separator: "\u{0}")
                 } else if inline != nil {
                     throw RTDBError(.usage, "option \(spec.long) takes no value")
                 }
-                if options.contains(where: { $0.spec.long == spec.long }) {
+                if !spec.repeatable && options.contains(where: { $0.spec.long == spec.long }) {
                     throw RTDBError(.usage, "option \(spec.long) given more than once")
                 }
                 options.append((spec, value))

@@ -13,15 +13,21 @@ public struct OptionSpec: Sendable {
     public let kind: ValueKind
     public let help: String
     public let choices: [String]
+    /// How many words the option takes (1, or 2 for `--on-disconnect-set PATH VALUE`).
+    public let arity: Int
+    /// The option may be given more than once; `Invocation.occurrences` keeps the order.
+    public let repeatable: Bool
 
     public init(_ long: String, short: String? = nil, value: String? = nil, kind: ValueKind = .none,
-                choices: [String] = [], _ help: String) {
+                choices: [String] = [], arity: Int = 1, repeatable: Bool = false, _ help: String) {
         self.long = long
         self.short = short
         self.value = value
         self.kind = value == nil ? .none : kind
         self.help = help
         self.choices = choices
+        self.arity = value == nil ? 0 : arity
+        self.repeatable = repeatable
     }
 
     public var takesValue: Bool { value != nil }
@@ -99,7 +105,7 @@ public enum Registry {
 
     public static let commands: [CommandSpec] = [
         GetCommand.spec, SetCommand.spec, UpdateCommand.spec, PushCommand.spec, RemoveCommand.spec,
-        QueryCommand.spec, IncrementCommand.spec, TxCommand.spec, WatchCommand.spec, IndexCommand.spec, ServeCommand.spec, RulesCommand.spec, HelpCommand.spec,
+        QueryCommand.spec, IncrementCommand.spec, TxCommand.spec, WatchCommand.spec, SessionCommand.spec, IndexCommand.spec, ServeCommand.spec, RulesCommand.spec, HelpCommand.spec,
         CompleteCommand.spec,
     ]
 
@@ -118,6 +124,7 @@ public enum Registry {
         case "increment": return IncrementCommand.spec
         case "tx": return TxCommand.spec
         case "watch": return WatchCommand.spec
+        case "session": return SessionCommand.spec
         case "index": return IndexCommand.spec
         case "serve": return ServeCommand.spec
         case "rules": return RulesCommand.spec

@@ -44,6 +44,8 @@ public final class EmbeddedDatabase: Database {
     /// Inside `beginBatch()` … `commitBatch()`: writes share one transaction (see Batch.swift).
     var batching = false
     var batchOpen = false
+    /// Inside `reapDeadSessions` (Sessions.swift): its own writes do not reap again.
+    var reaping = false
     /// The `changes` table is known to exist (ChangeFeed.swift).
     var changesTableReady = false
     /// The file has the `priorities` table (schema version 2 or later).
@@ -163,6 +165,8 @@ public final class EmbeddedDatabase: Database {
             hasSchema = true
             hasPriorityTable = true
             writerReady = true
+            // Every process that opens the file for writing runs what dead sessions left.
+            reapOnOpen()
         }
         return c
     }
@@ -405,21 +409,25 @@ public final class EmbeddedDatabase: Database {
     }
 
     public func update(_ path: Path, _ entries: [(path: Path, value: Node)]) throws -> [(path: Path, value: Node)] {
-        try writing { c in
-            let now = clock()
-            // Resolve every server value against the data as it was before this write.
-            let resolved = try entries.map { e in
-                (path: e.path, value: try ServerValues.resolve(e.value, at: path.appending(e.path), now: now) { try readForIncrement(c, $0) })
-            }
-            // Priorities last: a node created by this same update takes its new priority.
-            for e in resolved where !e.path.isPriority { try write(c, path.appending(e.path), e.value) }
-            for e in resolved where e.path.isPriority { try write(c, path.appending(e.path), e.value) }
-            if !resolved.isEmpty {
-                try log(c, resolved.count > EmbeddedDatabase.logMaxPaths ? [path] : resolved.map { path.appending($0.path) },
-                        .update(path, resolved))
-            }
-            return resolved
+        try writing { c in try applyUpdate(c, path, entries) }
+    }
+
+    /// The body of `update`, inside a write transaction (also used to run a session's
+    /// disconnect writes, Sessions.swift).
+    func applyUpdate(_ c: Connection, _ path: Path, _ entries: [(path: Path, value: Node)]) throws -> [(path: Path, value: Node)] {
+        let now = clock()
+        // Resolve every server value against the data as it was before this write.
+        let resolved = try entries.map { e in
+            (path: e.path, value: try ServerValues.resolve(e.value, at: path.appending(e.path), now: now) { try readForIncrement(c, $0) })
         }
+        // Priorities last: a node created by this same update takes its new priority.
+        for e in resolved where !e.path.isPriority { try write(c, path.appending(e.path), e.value) }
+        for e in resolved where e.path.isPriority { try write(c, path.appending(e.path), e.value) }
+        if !resolved.isEmpty {
+            try log(c, resolved.count > EmbeddedDatabase.logMaxPaths ? [path] : resolved.map { path.appending($0.path) },
+                    .update(path, resolved))
+        }
+        return resolved
     }
 
     public func push(_ path: Path, _ values: [Node]) throws -> [Node.Entry] {

@@ -45,6 +45,9 @@ struct Observer {
     /// The first and the longest pause between looks after a notification.
     static let followUpFirst: UInt64 = 50_000
     static let followUpLongest: UInt64 = 1_000_000
+    /// How often an observer looks for dead sessions to reap (Sessions.swift) while the file
+    /// has a session folder; without one, the safety beat looks (one failed `opendir`).
+    static let reapInterval: UInt64 = 250_000_000
 
     func run(idle: () throws -> Bool, _ onChange: (Node, [String]?) throws -> Bool) throws {
         var value: Node = .null
@@ -60,11 +63,14 @@ struct Observer {
         }
         if try !onChange(value, nil) { return }
         var nextSafety = monotonicNanos() + Observer.safetyInterval
+        var sessionsSeen = access(database.sessionsFolder, F_OK) == 0
+        var nextReap = monotonicNanos() + (sessionsSeen ? Observer.reapInterval : Observer.safetyInterval)
         var followUntil: UInt64 = 0
         var pause = Observer.followUpFirst
         while true {
             let now = monotonicNanos()
-            var wait = nextSafety > now ? nextSafety - now : 0
+            let beat = min(nextSafety, nextReap)
+            var wait = beat > now ? beat - now : 0
             if !signal.available {
                 wait = min(wait, UInt64(database.pollMicros) * 1000)
             } else if now < followUntil {
@@ -78,6 +84,13 @@ struct Observer {
                 pause = Observer.followUpFirst
             }
             if wake.hangup, try !idle() { return }
+            if after >= nextReap {
+                // A dead session's writes run here; this connection's own commit does not
+                // change `data_version`, so the log is read again below.
+                if ((try? database.reapDeadSessions()) ?? 0) > 0 { version = nil }
+                sessionsSeen = access(database.sessionsFolder, F_OK) == 0
+                nextReap = after + (sessionsSeen ? Observer.reapInterval : Observer.safetyInterval)
+            }
             if after >= nextSafety || wake.fileEvent {
                 if after >= nextSafety {
                     nextSafety = after + Observer.safetyInterval

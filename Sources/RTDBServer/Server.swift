@@ -213,6 +213,11 @@ public final class Server {
             if now - lastSweep >= 1_000 {
                 lastSweep = now
                 sweep(now)
+                // Sessions of `rtdb session` whose process died: their writes run now, and the
+                // feeds deliver them at the next poll.
+                for (_, db) in namespaces.openDatabases where ((try? db.reapDeadSessions()) ?? 0) > 0 {
+                    lastPoll = 0
+                }
             }
         }
         shutdown()

@@ -1,6 +1,5 @@
 import Testing
 import RTDBCore
-@testable import RTDBServer
 
 private func p(_ s: String) -> Path { (try? Path(s)) ?? .root }
 private func v(_ json: String) -> Node { (try? JSONReader.parse(json)) ?? .string("<<invalid test JSON>>") }

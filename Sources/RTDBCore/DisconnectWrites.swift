@@ -1,4 +1,3 @@
-import RTDBCore
 
 /// The writes a realtime session asked the server to make when it goes away
 /// (realtime-protocol §10), kept as Firebase keeps them: a set of non-overlapping paths, each

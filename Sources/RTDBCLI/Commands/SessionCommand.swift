@@ -1,0 +1,234 @@
+import RTDBCore
+import RTDBEngine
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+enum SessionCommand {
+    static let spec = CommandSpec(
+        name: "session", summary: "hold a session whose writes run when it ends, also when it dies (presence)",
+        usage: "rtdb session [OPS...] [--presence P] [--last-online P] [--events FILE] [-- CMD [ARGS...]]",
+        arguments: [("CMD", .text, "command to run for the length of the session (it inherits stdin, stdout and stderr)")],
+        options: [
+            OptionSpec("--on-disconnect-set", value: "PATH VALUE", kind: .path, arity: 2, repeatable: true,
+                       "when the session ends, set PATH to the JSON VALUE ({\".sv\":\"timestamp\"} is the end time)"),
+            OptionSpec("--on-disconnect-update", value: "PATH VALUE", kind: .path, arity: 2, repeatable: true,
+                       "when the session ends, update PATH with the JSON object VALUE (keys are relative paths)"),
+            OptionSpec("--on-disconnect-remove", value: "PATH", kind: .path, repeatable: true,
+                       "when the session ends, remove PATH"),
+            OptionSpec("--on-connect-set", value: "PATH VALUE", kind: .path, arity: 2, repeatable: true,
+                       "once the operations are registered, set PATH to the JSON VALUE"),
+            OptionSpec("--presence", value: "P", kind: .path,
+                       "push a child of P, register its removal, then set it to true"),
+            OptionSpec("--last-online", value: "P", kind: .path,
+                       "register a set of P to the server time when the session ends"),
+            OptionSpec("--events", value: "FILE", kind: .file, "write the event lines to FILE instead of stdout"),
+        ],
+        description: "Registers writes to run when the session ends and holds the session until CMD exits or, without CMD, "
+            + "until SIGINT or SIGTERM. OPS run in the order given, as one atomic multi-path update, with Firebase's "
+            + "onDisconnect semantics: a later operation at a path replaces earlier ones at or below it, one below an "
+            + "earlier path changes that path's value. --presence P and --last-online P are the usual presence "
+            + "recipe; --on-connect-set writes run after the registration, in order. "
+            + "On the embedded database the session holds a lock that the system drops when its process dies, however "
+            + "it dies (kill -9 included): the next rtdb process that writes the file, or a running watch or serve within "
+            + "a second, then runs the dead session's writes (server timestamps take the time they run). "
+            + "Event lines: {\"event\":\"connected\",\"session\":S}, one {\"event\":\"registered\",\"op\":O,\"path\":P} per "
+            + "operation, {\"event\":\"set\",\"path\":P,\"value\":V} per on-connect write, {\"event\":\"ended\"}. "
+            + "(No {\"event\":\"disconnected\"} on the embedded database: its sessions have no connection to lose.) "
+            + "Without CMD they go to stdout (none with -q) or to --events FILE, and SIGINT or SIGTERM end the session with status 0. "
+            + "With CMD, CMD inherits stdin, stdout and stderr, event lines go only to --events FILE, the session ends when CMD "
+            + "exits and rtdb exits with CMD's status (128+N when a signal N ended it); SIGINT and SIGTERM are passed on to CMD. "
+            + "A remote database (--url) answers unsupported (status 7): its sessions need the realtime protocol.",
+        examples: ["rtdb session --presence /users/joe/connections --last-online /users/joe/lastOnline -- ./worker.sh",
+                   "rtdb session --on-disconnect-set /status '\"offline\"' --on-connect-set /status '\"online\"'",
+                   "rtdb session --on-disconnect-remove /locks/job7 --events events.jsonl -- make build"],
+        run: run)
+
+    static let operationOptions: Set<String> = ["--on-disconnect-set", "--on-disconnect-update", "--on-disconnect-remove",
+                                                 "--on-connect-set", "--presence", "--last-online"]
+
+    /// What the command line asks for, checked before anything is written.
+    enum Step {
+        case register(EmbeddedDatabase.DisconnectOperation)
+        case connectSet(Path, Node)
+        case presence(Path)
+        case lastOnline(Path)
+    }
+
+    static func run(_ inv: Invocation) throws {
+        var command: [String] = []
+        if let cut = inv.beforeDashDash {
+            if cut > 0 { throw inv.usageError("session: unexpected argument \(Limits.quote(inv.positionals[0])) before --") }
+            command = inv.positionals
+            if command.isEmpty { throw inv.usageError("session: missing CMD after --") }
+        } else if let first = inv.positionals.first {
+            throw inv.usageError("session: unexpected argument \(Limits.quote(first)); a command to run goes after --")
+        }
+        let steps = try parseSteps(inv)
+        let db = try inv.database()
+        guard let embedded = db as? EmbeddedDatabase else {
+            throw RTDBError(.unsupported, "session: a remote database runs a session's writes only over Firebase's realtime "
+                            + "protocol, which this rtdb does not speak as a client yet; nothing was registered")
+        }
+        let events = try EventSink(inv, file: inv.value("--events"), toStdout: command.isEmpty && !inv.quiet)
+        // From here SIGINT and SIGTERM end the session cleanly (its writes run).
+        Interruption.install()
+
+        // The registration: presence keys are chosen now, so that the removal of the child is
+        // registered before the child is written.
+        var operations: [EmbeddedDatabase.DisconnectOperation] = []
+        var writes: [(Path, Node)] = []
+        for step in steps {
+            switch step {
+            case .register(let op): operations.append(op)
+            case .connectSet(let p, let v): writes.append((p, v))
+            case .presence(let p):
+                let child = p.appending(embedded.newPushKey())
+                operations.append(.remove(child))
+                writes.append((child, .bool(true)))
+            case .lastOnline(let p):
+                operations.append(.set(p, .object([Node.Entry(".sv", .string("timestamp"))])))
+            }
+        }
+        let session = try embedded.beginSession(operations)
+        var status: Int32 = 0
+        do {
+            // The lines follow the writes: once `connected` is printed, the on-connect writes
+            // (a presence child) are in the database for every reader.
+            var lines: [[(String, Field)]] = [[("event", .string("connected")), ("session", .string(session.id))]]
+            for op in operations {
+                lines.append([("event", .string("registered")), ("op", .string(op.kind)), ("path", .string(op.path.description))])
+            }
+            do {
+                for (p, v) in writes {
+                    let stored = try embedded.set(p, v)
+                    lines.append([("event", .string("set")), ("path", .string(p.description)), ("value", .node(stored))])
+                }
+            } catch {
+                for l in lines { try events.line(l) }
+                throw error
+            }
+            for l in lines { try events.line(l) }
+            if command.isEmpty {
+                waitForSignal()
+            } else {
+                status = try runCommand(command)
+            }
+        } catch {
+            _ = try? embedded.endSession(session)
+            throw error
+        }
+        try embedded.endSession(session)
+        try events.line([("event", .string("ended"))])
+        if status != 0 { throw ExitStatus(status) }
+    }
+
+    /// The operations in command-line order, each checked (paths, values, updates).
+    static func parseSteps(_ inv: Invocation) throws -> [Step] {
+        var steps: [Step] = []
+        for (long, words) in inv.occurrences(operationOptions) {
+            let path = try inv.path(words[0])
+            try WriteCheck.writable(path)
+            switch long {
+            case "--on-disconnect-set", "--on-connect-set":
+                let value = try parseValue(words[1], option: long)
+                try WriteCheck.value(value, at: path)
+                steps.append(long == "--on-connect-set" ? .connectSet(path, value) : .register(.set(path, value)))
+            case "--on-disconnect-update":
+                guard let raw = try JSONReader.parseEntries(words[1]) else {
+                    throw RTDBError(.invalidData, "\(long) needs a JSON object of relative paths, not \(Limits.quote(words[1]))")
+                }
+                steps.append(.register(.update(path, try WriteCheck.update(raw, at: path))))
+            case "--on-disconnect-remove": steps.append(.register(.remove(path)))
+            case "--presence": steps.append(.presence(path))
+            default: steps.append(.lastOnline(path))
+            }
+        }
+        return steps
+    }
+
+    static func parseValue(_ text: String, option: String) throws -> Node {
+        if text.utf8.count > Limits.maxWriteBytes { throw RTDBError(.tooLarge, "the value of \(option) is larger than the write limit") }
+        do {
+            return try JSONReader.parse(text)
+        } catch let e as RTDBError {
+            throw RTDBError(e.code, "the value of \(option) is not valid JSON: \(e.message)"
+                            + (ValueInput.ValueSource.looksLikeText(text) ? "; a string is written in quotes: '\"\(text)\"'" : ""))
+        }
+    }
+
+    /// Without CMD: the session lasts until SIGINT or SIGTERM.
+    static func waitForSignal() {
+        while Interruption.pending() == nil {
+            var p = pollfd(fd: Interruption.readFD, events: Int16(POLLIN), revents: 0)
+            if Interruption.readFD < 0 { pause(); continue }
+            _ = poll(&p, 1, -1)
+        }
+    }
+
+    /// Runs CMD with rtdb's stdin, stdout and stderr until it exits; SIGINT and SIGTERM sent to
+    /// rtdb are passed on to it. Returns its exit status (128 + N when signal N ended it).
+    static func runCommand(_ argv: [String]) throws -> Int32 {
+        var attr = posix_spawnattr_t()
+        posix_spawnattr_init(&attr)
+        defer { posix_spawnattr_destroy(&attr) }
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        sigaddset(&defaults, SIGPIPE)
+        sigaddset(&defaults, SIGINT)
+        sigaddset(&defaults, SIGTERM)
+        posix_spawnattr_setsigdefault(&attr, &defaults)
+        posix_spawnattr_setflags(&attr, Int16(POSIX_SPAWN_SETSIGDEF))
+        var cargs: [UnsafeMutablePointer<CChar>?] = argv.map { strdup($0) } + [nil]
+        defer { for p in cargs { free(p) } }
+        var pid: pid_t = 0
+        let rc = posix_spawnp(&pid, argv[0], nil, &attr, &cargs, environ)
+        if rc != 0 {
+            throw RTDBError(.ioError, "session: cannot run \(Limits.quote(argv[0])): \(String(cString: strerror(rc)))")
+        }
+        var forwarded = false
+        var status: Int32 = 0
+        while true {
+            let r = waitpid(pid, &status, WNOHANG)
+            if r == pid { break }
+            if r < 0 && errno != EINTR { throw RTDBError(.ioError, "session: lost track of \(Limits.quote(argv[0]))") }
+            if !forwarded, let sig = Interruption.pending() {
+                kill(pid, sig)
+                forwarded = true
+            }
+            var p = pollfd(fd: Interruption.readFD, events: Int16(POLLIN), revents: 0)
+            _ = poll(&p, Interruption.readFD >= 0 && !forwarded ? 1 : 0, 50)
+        }
+        return Subprocess.decode(status)
+    }
+
+    /// Where event lines go: --events FILE, stdout, or nowhere.
+    struct EventSink {
+        let inv: Invocation
+        let fd: Int32
+
+        init(_ inv: Invocation, file: String?, toStdout: Bool) throws {
+            self.inv = inv
+            if let file {
+                let fd = open(file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+                if fd < 0 {
+                    let e = errno
+                    throw RTDBError(e == EACCES ? .permissionDenied : .ioError, "--events \(Limits.quote(file)): \(String(cString: strerror(e)))")
+                }
+                self.fd = fd
+            } else {
+                self.fd = toStdout ? 1 : -1
+            }
+        }
+
+        func line(_ fields: [(String, Field)]) throws {
+            guard fd >= 0 else { return }
+            var bytes: [UInt8] = []
+            try Output(pretty: false, quiet: false).render(fields, into: &bytes)
+            bytes.append(0x0A)
+            Diagnostics.writeAll(fd, bytes)
+        }
+    }
+}
