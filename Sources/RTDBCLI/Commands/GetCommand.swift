@@ -20,8 +20,17 @@ enum GetCommand {
         let path = try inv.path(inv.arguments(["PATH"])[0])
         if inv.has("--shallow") && inv.has("--export") { throw inv.usageError("--shallow and --export exclude each other") }
         if inv.has("--raw") && inv.has("--export") { throw inv.usageError("--raw and --export exclude each other") }
-        let db = try inv.database(reading: true)
         let export = inv.has("--export")
+        if path.isInfo {
+            // Client state, not data: answered without reading the database.
+            let info = try InfoTree.value(path, inv.database())
+            let out = inv.output()
+            let value = inv.has("--shallow") ? InfoTree.shallow(info) : info
+            if inv.has("--raw") { try out.rawValue(value) } else { try out.value(value, export: export) }
+            try out.flush()
+            return
+        }
+        let db = try inv.database(reading: true)
         let value = inv.has("--shallow") ? try db.shallow(path) : export ? try db.export(path) : try db.get(path)
         let out = inv.output()
         if inv.has("--raw") { try out.rawValue(value) } else { try out.value(value, export: export) }
