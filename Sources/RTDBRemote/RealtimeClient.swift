@@ -76,6 +76,8 @@ public final class RealtimeClient {
     public private(set) var sessionID: String?
     /// Hellos received so far.
     public private(set) var connectionCount = 0
+    /// The request target of the latest upgrade (`/.ws?v=5&ns=…[&ls=…]`), for messages.
+    public private(set) var lastUpgradeTarget: String?
     /// The reason of a shutdown `s`: the client does not connect again.
     public private(set) var shutdownReason: String?
 
@@ -120,6 +122,7 @@ public final class RealtimeClient {
         let deadline = deadlineNow
         var resets = 0
         while true {
+            lastUpgradeTarget = upgradeTarget
             let c = try WebSocketConnection.open(endpoint, target: upgradeTarget,
                                                  headers: [("User-Agent", "rtdb/1")], caFile: caFile,
                                                  timeoutMillis: HTTPClient.left(deadline))
