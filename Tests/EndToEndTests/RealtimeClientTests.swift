@@ -169,6 +169,43 @@ import Glibc
         #expect(abs(last - nowMillis()) < 10_000)
     }
 
+    /// Runs only inside the process that `aKilledClientProcessLeavesItsOnDisconnectWrites`
+    /// starts (this test binary again, with RTDB_TEST_HOLD_URL): registers onDisconnect writes,
+    /// says so on stdout, then waits to be killed.
+    @Test func holdRegistrationsUntilKilled() throws {
+        guard let url = ProcessInfo.processInfo.environment["RTDB_TEST_HOLD_URL"] else { return }
+        let c = RealtimeClient(target: try RemoteTarget.parse(url), credential: .none, timeoutSeconds: 5, caFile: nil)
+        try c.put(try Path("/presence/u1"), .string("online"))
+        try c.onDisconnectPut(try Path("/presence/u1"), .string("offline"))
+        try c.onDisconnectMerge(try Path("/presence"), [(try Path("last/u1"), node(#"{".sv":"timestamp"}"#))])
+        _ = "registered\n".withCString { Glibc.write(1, $0, strlen($0)) }
+        _ = try c.nextEvent(timeoutMillis: 60_000)
+        sleep(60)
+    }
+
+    /// A client process killed with -9 after registering onDisconnect writes: a watch sees
+    /// them within a second (the kernel closes the socket, the server runs them).
+    @Test func aKilledClientProcessLeavesItsOnDisconnectWrites() throws {
+        let s = Sandbox()
+        let server = try #require(ServeProcess(s))
+        let watch = try #require(s.background([Binary.rtdb, "watch", "/presence"], name: "watch"))
+        defer { watch.killGroup() }
+        #expect(waitFor(watch, "null", seconds: 10) != nil)
+        let binary = CommandLine.arguments[0]
+        let holder = try #require(s.background([binary, "--testing-library", "swift-testing", "--filter", "holdRegistrationsUntilKilled"],
+                                               name: "holder", env: ["RTDB_TEST_HOLD_URL": server.url + "?ns=demo"]))
+        defer { holder.killGroup() }
+        try #require(waitFor(holder, "registered", seconds: 20) != nil, "holder: \(holder.stdout) \(holder.stderr)")
+        #expect(waitFor(watch, "online", seconds: 5) != nil)
+        kill(holder.pid, SIGKILL)
+        let took = try #require(waitFor(watch, "offline", seconds: 5), "watch saw: \(watch.stdout)")
+        #expect(took < 1.0)
+        let final = try #require(object(s.get("/presence")))
+        #expect(final["u1"] as? String == "offline")
+        let last = try #require((final["last"] as? [String: Any])?["u1"] as? Int64)
+        #expect(abs(last - nowMillis()) < 10_000)
+    }
+
     @Test func reconnectsAfterARestartWithLsAndRestoresItsState() throws {
         let s = Sandbox()
         let first = try #require(ServeProcess(s, name: "serve1"))
