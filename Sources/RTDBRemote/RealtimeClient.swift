@@ -193,7 +193,9 @@ public final class RealtimeClient {
         switch credential {
         case .accessToken(let t): (action, token) = ("gauth", t)
         case .auth(let t): (action, token) = ("auth", t)
-        case .serviceAccount(let s): (action, token) = ("gauth", try s.accessToken(refresh: false, timeoutMillis: timeoutMillis, caFile: caFile))
+        case .serviceAccount(let s):
+            (action, token) = ("gauth", try s.accessToken(refresh: refreshCredential, timeoutMillis: timeoutMillis, caFile: caFile))
+            refreshCredential = false
         case .none:
             guard target.emulator && !target.secure else { return }
             (action, token) = ("gauth", "owner")
@@ -421,11 +423,18 @@ public final class RealtimeClient {
             listens.removeAll { $0.path.same(as: path) }
             events.append(.listenRevoked(path))
         case "ac":
+            // The credential expired or was revoked: reconnect with a fresh one (a service
+            // account mints a new token; a fixed token is sent again and judged again).
             events.append(.authRevoked(b["d"]?.string ?? "the credential was revoked"))
+            refreshCredential = true
+            drop("the server revoked the credential")
         default:
             break // unknown pushes are ignored (§11)
         }
     }
+
+    /// Set by an `ac` push: the next authentication mints a new service-account token.
+    private var refreshCredential = false
 
     /// Listens re-sent by `restore`, by request number, until answered.
     private func sleepMillis(_ ms: Int) { usleep(UInt32(min(ms, 60_000)) * 1000) }

@@ -133,6 +133,8 @@ def serve(c, port):
                 for p in pieces: send(c, p)
             else:
                 send(c, json.dumps({"t": "d", "d": {"r": d["r"], "b": {"s": "ok", "d": ""}}}))
+            if MODE == "revoke" and n == 1 and d.get("a") == "gauth":
+                send(c, json.dumps({"t": "d", "d": {"a": "ac", "b": {"s": "expired_token", "d": "Auth token is expired."}}}))
 
 s = socket.socket()
 s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -235,5 +237,25 @@ while True:
         let g = RealtimeClient(target: server.production, credential: .accessToken("ya29.x"), timeoutSeconds: 5, caFile: nil)
         try g.connect()
         #expect(waitUntil { server.frames.contains { ($0["frame"] as? String ?? "").contains(#""a":"gauth","b":{"cred":"ya29.x"}"#) } })
+    }
+
+    @Test func aRevokedCredentialReconnectsAndAuthenticatesAgain() throws {
+        let s = Sandbox()
+        let server = try #require(ScriptedRealtimeServer(s, mode: "revoke"))
+        let c = RealtimeClient(target: server.production, credential: .accessToken("tok"), timeoutSeconds: 5, caFile: nil)
+        try c.connect()
+        var sawRevoked = false, sawLost = false
+        while let e = try c.nextEvent(timeoutMillis: 2_000) {
+            if case .authRevoked(let why) = e { sawRevoked = why == "Auth token is expired." }
+            if case .disconnected = e { sawLost = true; break }
+        }
+        #expect(sawRevoked)
+        #expect(sawLost)
+        #expect(!c.connected)
+        try c.put(try Path("/after"), .int(1))
+        #expect(c.connectionCount == 2)
+        let gauths = server.frames.filter { ($0["frame"] as? String ?? "").contains(#""a":"gauth""#) }
+        #expect(gauths.count == 2)
+        #expect(server.upgrades.last?["upgrade"] as? String == "/.ws?v=5&ns=db&ls=sess1")
     }
 }
