@@ -275,7 +275,9 @@ public final class RealtimeClient {
     /// sends it again within the deadline.
     public func call(_ action: String, _ body: String, resend: Bool = true) throws -> RealtimeAnswer {
         let deadline = deadlineNow
-        try connect()
+        // Once connected before, a lost connection is waited out (with back-off) within the
+        // deadline; a first connection that fails is an error at once.
+        if connectionCount > 0 && !connected { try reconnect(deadline: deadline) } else { try connect() }
         let r = nextNumber
         nextNumber += 1
         pending.append((r, action, body, resend))

@@ -126,6 +126,8 @@ def serve(c, port):
         d = msg["d"]
         if "r" in d:
             body = d.get("b", {})
+            if MODE == "dropput" and n == 1 and d.get("a") == "p":
+                c.close(); return
             if d.get("a") == "g" and body.get("p") == "/big":
                 big = json.dumps({"t": "d", "d": {"r": d["r"], "b": {"s": "ok", "d": "x" * 20000 + "\u00e9" * 10}}})
                 pieces = [big[i:i + 16384] for i in range(0, len(big), 16384)]
@@ -256,6 +258,28 @@ while True:
         #expect(c.connectionCount == 2)
         let gauths = server.frames.filter { ($0["frame"] as? String ?? "").contains(#""a":"gauth""#) }
         #expect(gauths.count == 2)
+        #expect(server.upgrades.last?["upgrade"] as? String == "/.ws?v=5&ns=db&ls=sess1")
+    }
+
+    @Test func aWriteLeftUnansweredIsSentAgainAfterReconnecting() throws {
+        let s = Sandbox()
+        let server = try #require(ScriptedRealtimeServer(s, mode: "dropput"))
+        let c = RealtimeClient(target: server.production, credential: .none, timeoutSeconds: 10, caFile: nil)
+        try c.listen(try Path("/l"))
+        try c.onDisconnectPut(try Path("/p"), .string("off"))
+        try c.put(try Path("/w"), .int(7))
+        #expect(c.connectionCount == 2)
+        let frames = server.frames.compactMap { $0["frame"] as? String }
+        let puts = frames.filter { $0.contains(#""a":"p","b":{"p":"/w","d":7}"#) }
+        #expect(puts.count == 2, "\(frames)")
+        #expect(puts.first == puts.last, "sent again with its number")
+        // After the reconnect, the listen and the onDisconnect write come back before the write.
+        let cut = try #require(frames.firstIndex { $0.contains(#""a":"p","b":{"p":"/w""#) })
+        let second = Array(frames[(cut + 1)...])
+        #expect(second.count == 3, "\(frames)")
+        #expect(second.count == 3 && second[0].contains(#""a":"q","b":{"p":"/l","h":""}"#))
+        #expect(second.count == 3 && second[1].contains(#""a":"o","b":{"p":"/p","d":"off"}"#))
+        #expect(second.count == 3 && second[2] == puts.last)
         #expect(server.upgrades.last?["upgrade"] as? String == "/.ws?v=5&ns=db&ls=sess1")
     }
 }
