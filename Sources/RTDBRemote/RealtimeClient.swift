@@ -514,6 +514,13 @@ public final class RealtimeClient {
         return tag
     }
 
+    /// Listens to a query at `path`: a tagged listen (its window arrives in events carrying the
+    /// tag) or, without bounds and limit, a plain listen.
+    @discardableResult
+    public func listen(_ path: Path, _ query: Query) throws -> Int? {
+        try listen(path, query: RealtimeQuery.object(query))
+    }
+
     /// Stops the listen at `path` (with `tag` for a query listen).
     public func unlisten(_ path: Path, tag: Int? = nil) throws {
         guard let i = listens.firstIndex(where: { $0.path.same(as: path) && $0.tag == tag }) else { return }

@@ -126,6 +126,34 @@ import Glibc
         try c.unlisten(try Path("/chat"))
     }
 
+    @Test func aQueryListenGetsItsWindowWithItsTag() throws {
+        let s = Sandbox()
+        s.seed("/q", #"{"k1":{"x":1},"k2":{"x":2},"k3":{"x":3}}"#)
+        let server = try #require(ServeProcess(s))
+        let c = try client(server)
+        let tag = try #require(try c.listen(try Path("/q"), Query(order: .child(try Path("x")), limit: .last(2))))
+        let first = try #require(try event(c) { if case .put(_, _, let t) = $0 { return t == tag }; return false })
+        if case .put(let p, let v, _) = first {
+            #expect(p.description == "/q")
+            #expect(text(v) == #"{"k2":{"x":2},"k3":{"x":3}}"#)
+        }
+        try c.put(try Path("/q/k4"), node(#"{"x":4}"#))
+        // The window moves: k2 leaves, k4 enters (as a whole window or as a merge).
+        let moved = try #require(try event(c) { e in
+            if case .put(_, _, let t) = e { return t == tag }
+            if case .merge(_, _, let t) = e { return t == tag }
+            return false
+        })
+        switch moved {
+        case .put(_, let v, _): #expect(text(v) == #"{"k3":{"x":3},"k4":{"x":4}}"#)
+        case .merge(_, let children, _):
+            #expect(children.contains { $0.path.description == "/k2" && $0.value.isNull })
+            #expect(children.contains { $0.path.description == "/k4" })
+        default: Issue.record("unexpected \(moved)")
+        }
+        try c.unlisten(try Path("/q"), tag: tag)
+    }
+
     @Test func putAndMergeWriteAtomicallyWithServerValues() throws {
         let s = Sandbox()
         let server = try #require(ServeProcess(s))
