@@ -135,6 +135,8 @@ def serve(c, port):
                 for p in pieces: send(c, p)
             else:
                 send(c, json.dumps({"t": "d", "d": {"r": d["r"], "b": {"s": "ok", "d": ""}}}))
+            if MODE == "lateshutdown" and d.get("a") == "gauth":
+                send(c, json.dumps({"t": "c", "d": {"t": "s", "d": "Database disabled"}}))
             if MODE == "revoke" and n == 1 and d.get("a") == "gauth":
                 send(c, json.dumps({"t": "d", "d": {"a": "ac", "b": {"s": "expired_token", "d": "Auth token is expired."}}}))
 
@@ -281,5 +283,24 @@ while True:
         #expect(second.count == 3 && second[1].contains(#""a":"o","b":{"p":"/p","d":"off"}"#))
         #expect(second.count == 3 && second[2] == puts.last)
         #expect(server.upgrades.last?["upgrade"] as? String == "/.ws?v=5&ns=db&ls=sess1")
+    }
+
+    @Test func aShutdownAfterTheHelloEndsTheConnectionForGood() throws {
+        let s = Sandbox()
+        let server = try #require(ScriptedRealtimeServer(s, mode: "lateshutdown"))
+        let c = RealtimeClient(target: server.production, credential: .accessToken("tok"), timeoutSeconds: 5, caFile: nil)
+        try c.connect()
+        var lost = false
+        while let e = try c.nextEvent(timeoutMillis: 2_000) { if case .disconnected = e { lost = true; break } }
+        #expect(lost)
+        #expect(c.shutdownReason == "Database disabled")
+        do {
+            try c.put(try Path("/x"), .int(1))
+            Issue.record("a write went through after a shutdown")
+        } catch let e as RTDBError {
+            #expect(e.code == .unavailable)
+            #expect(e.message.contains("Database disabled"))
+        }
+        #expect(server.upgrades.count == 1)
     }
 }
