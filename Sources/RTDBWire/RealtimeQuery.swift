@@ -56,4 +56,46 @@ public enum RealtimeQuery {
         if query.start == nil && query.end == nil && query.limit == nil { return nil }
         return query
     }
+
+    /// The wire query object of `query` (the inverse of `parse`, as the JS SDK writes it, with
+    /// `sin`/`ein` for exclusive bounds); nil when it has no bounds and no limit, which is sent
+    /// as a plain listen of the location.
+    public static func object(_ query: Query) -> String? {
+        if query.start == nil && query.end == nil && query.limit == nil { return nil }
+        var out: [UInt8] = [UInt8(ascii: "{")]
+        func member(_ name: String, _ json: [UInt8]) {
+            if out.count > 1 { out.append(UInt8(ascii: ",")) }
+            JSONWriter.appendString(name, to: &out)
+            out.append(UInt8(ascii: ":"))
+            out += json
+        }
+        func string(_ s: String) -> [UInt8] {
+            var b: [UInt8] = []
+            JSONWriter.appendString(s, to: &b)
+            return b
+        }
+        func bound(_ b: Query.Bound?, _ v: String, _ n: String, _ inc: String) {
+            guard let b else { return }
+            var value: [UInt8] = []
+            JSONWriter().write(b.value, into: &value)
+            member(v, value)
+            if let key = b.key { member(n, string(key)) }
+            if b.exclusive { member(inc, Array("false".utf8)) }
+        }
+        bound(query.start, "sp", "sn", "sin")
+        bound(query.end, "ep", "en", "ein")
+        switch query.limit {
+        case .first(let n)?: member("l", Array(String(n).utf8)); member("vf", string("l"))
+        case .last(let n)?: member("l", Array(String(n).utf8)); member("vf", string("r"))
+        case nil: break
+        }
+        switch query.order {
+        case .key: member("i", string(".key"))
+        case .value: member("i", string(".value"))
+        case .child(let p): member("i", string(p.keys.joined(separator: "/")))
+        case .priority: break
+        }
+        out.append(UInt8(ascii: "}"))
+        return String(decoding: out, as: UTF8.self)
+    }
 }

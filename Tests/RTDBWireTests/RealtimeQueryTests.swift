@@ -100,3 +100,46 @@ struct RealtimeQueryTests {
         #expect(throws: Never.self) { try RealtimeQuery.parse(try RawJSON.parse(okSrc), source: okSrc)?.validate() }
     }
 }
+
+/// Query → wire object → Query keeps the query (the client writes what the server reads).
+@Suite struct RealtimeQueryObjectTests {
+    func roundTrip(_ q: Query) throws -> Query? {
+        guard let text = RealtimeQuery.object(q) else { return nil }
+        let bytes = Array(text.utf8)
+        return try RealtimeQuery.parse(RawJSON.parse(bytes), source: bytes, priorityOrder: .priority)
+    }
+
+    func same(_ a: Query.Bound?, _ b: Query.Bound?) -> Bool {
+        switch (a, b) {
+        case (nil, nil): return true
+        case let (x?, y?): return JSONWriter.string(x.value) == JSONWriter.string(y.value) && x.key == y.key && x.exclusive == y.exclusive
+        default: return false
+        }
+    }
+
+    @Test func theJSShapesAreWritten() throws {
+        #expect(RealtimeQuery.object(Query(order: .child(try Path("x")), limit: .last(2))) == #"{"l":2,"vf":"r","i":"x"}"#)
+        #expect(RealtimeQuery.object(Query(order: .priority, limit: .first(3))) == #"{"l":3,"vf":"l"}"#)
+        #expect(RealtimeQuery.object(Query(order: .child(try Path("x")), end: Query.Bound(.int(3), key: "k3", exclusive: true)))
+                == #"{"ep":3,"en":"k3","ein":false,"i":"x"}"#)
+        #expect(RealtimeQuery.object(Query(order: .key, start: Query.Bound(.string("k1"), exclusive: true), limit: .first(5)))
+                == #"{"sp":"k1","sin":false,"l":5,"vf":"l","i":".key"}"#)
+        #expect(RealtimeQuery.object(Query(order: .child(try Path("a/b")))) == nil)
+        #expect(RealtimeQuery.object(Query(order: .value, start: Query.Bound(.string("q\"")))) == #"{"sp":"q\"","i":".value"}"#)
+    }
+
+    @Test func writtenObjectsReadBackAsTheSameQuery() throws {
+        let queries = [
+            Query(order: .child(try Path("x")), limit: .last(2)),
+            Query(order: .value, start: Query.Bound(.int(1), key: "k"), end: Query.Bound(.int(9))),
+            Query(order: .priority, start: Query.Bound(.null), end: Query.Bound(.string("z"), key: "m", exclusive: true), limit: .first(1)),
+            Query(order: .key, start: Query.Bound(.string("a"), exclusive: true)),
+            Query(order: .child(try Path("x")), start: Query.Bound(.bool(true)), end: Query.Bound(.bool(true))),
+        ]
+        for q in queries {
+            let back = try #require(try roundTrip(q))
+            #expect(same(back.start, q.start) && same(back.end, q.end) && back.limit == q.limit, "\(RealtimeQuery.object(q) ?? "")")
+            #expect(RealtimeQuery.object(back) == RealtimeQuery.object(q))
+        }
+    }
+}

@@ -11,17 +11,29 @@ enum GetCommand {
         description: "Prints the value at PATH as one JSON line, or null when nothing is there. Priorities are left out "
             + "unless --export is given; its output written back with set restores the same data and priorities. "
             + "With --raw, a string prints as its text without quotes (as jq -r prints it). On a terminal, stderr says "
-            + "when the database file does not exist yet.",
+            + "when the database file does not exist yet. /.info holds the connection state, not data: "
+            + "/.info/connected and /.info/serverTimeOffset print true and 0 on the database file; with --url they come "
+            + "from a realtime (WebSocket) handshake: true and the server's clock minus the local clock in ms, or false "
+            + "and null when the server cannot be reached.",
         examples: ["rtdb get /users/alice", "rtdb get / --shallow", "rtdb get / --export > backup.json",
-                   "rtdb get /scores/alice/.priority", "name=$(rtdb get /users/alice/name -r)"],
+                   "rtdb get /scores/alice/.priority", "rtdb get /.info/connected --url \"$RTDB_URL\"", "name=$(rtdb get /users/alice/name -r)"],
         run: run)
 
     static func run(_ inv: Invocation) throws {
         let path = try inv.path(inv.arguments(["PATH"])[0])
         if inv.has("--shallow") && inv.has("--export") { throw inv.usageError("--shallow and --export exclude each other") }
         if inv.has("--raw") && inv.has("--export") { throw inv.usageError("--raw and --export exclude each other") }
-        let db = try inv.database(reading: true)
         let export = inv.has("--export")
+        if path.isInfo {
+            // Client state, not data: answered without reading the database.
+            let info = try InfoTree.value(path, inv.database())
+            let out = inv.output()
+            let value = inv.has("--shallow") ? InfoTree.shallow(info) : info
+            if inv.has("--raw") { try out.rawValue(value) } else { try out.value(value, export: export) }
+            try out.flush()
+            return
+        }
+        let db = try inv.database(reading: true)
         let value = inv.has("--shallow") ? try db.shallow(path) : export ? try db.export(path) : try db.get(path)
         let out = inv.output()
         if inv.has("--raw") { try out.rawValue(value) } else { try out.value(value, export: export) }
