@@ -31,6 +31,16 @@ public struct JSONReader {
         return v
     }
 
+    /// Reads the JSON string whose opening quote is at `index`, with every escape of RFC 8259
+    /// (surrogate pairs joined, lone surrogates and invalid UTF-8 refused); `index` then stands
+    /// just past the closing quote. Shared by the readers of protocol envelopes.
+    public static func string(in buffer: UnsafeBufferPointer<UInt8>, at index: inout Int) throws -> String {
+        var r = JSONReader(buffer)
+        r.i = index
+        defer { index = r.i }
+        return try r.string()
+    }
+
     /// Reads a top-level object whose values are kept even when null (a multi-path update:
     /// `null` there means delete). Keys are returned as written, in input order.
     public static func parseEntries(_ buffer: UnsafeBufferPointer<UInt8>) throws -> [Node.Entry]? {

@@ -115,16 +115,14 @@ extension EmbeddedDatabase {
     public func feed(after seq: Int64, max: Int = 1_000) throws -> (entries: [FeedEntry], gap: Bool) {
         try reading(([], false)) { c in
             if !changesTableReady {
-                guard try c.integer("SELECT count(*) FROM sqlite_master WHERE name = 'changes'") == 1 else {
-                    return try feedFromLog(c, after: seq, max: max)
-                }
-                changesTableReady = true
+                changesTableReady = try c.integer("SELECT count(*) FROM sqlite_master WHERE name = 'changes'") == 1
             }
-            let s = try c.statement("""
+            // A file no writer of this release has touched has no changes table: paths only.
+            let s = try c.statement(changesTableReady ? """
                 SELECT log.seq, log.paths, changes.op, changes.base, changes.data
                 FROM log LEFT JOIN changes ON changes.seq = log.seq
                 WHERE log.seq > ?1 ORDER BY log.seq LIMIT ?2
-                """)
+                """ : "SELECT seq, paths, NULL, NULL, NULL FROM log WHERE seq > ?1 ORDER BY seq LIMIT ?2")
             s.bind(1, int: seq)
             s.bind(2, int: Int64(max))
             defer { s.reset() }
@@ -141,20 +139,6 @@ extension EmbeddedDatabase {
             }
             return (out, false)
         }
-    }
-
-    private func feedFromLog(_ c: Connection, after seq: Int64, max: Int) throws -> (entries: [FeedEntry], gap: Bool) {
-        let s = try c.statement("SELECT seq, paths FROM log WHERE seq > ?1 ORDER BY seq LIMIT ?2")
-        s.bind(1, int: seq)
-        s.bind(2, int: Int64(max))
-        defer { s.reset() }
-        var out: [FeedEntry] = []
-        while try s.step() {
-            let n = s.int(0)
-            if out.isEmpty && n != seq + 1 && seq > 0 { return ([], true) }
-            out.append(FeedEntry(seq: n, change: try changeFromPaths(c, s.string(1)), exact: false))
-        }
-        return (out, false)
     }
 
     static func decodePath(_ text: String) -> Path {

@@ -141,64 +141,16 @@ public struct RawJSON: Sendable {
             return d
         }
 
+        /// A string, decoded by the database's own JSON reader (the same escapes and checks).
         mutating func string() throws -> String {
-            i += 1   // opening quote
-            var out: [UInt8] = []
-            while true {
-                guard i < b.count else { throw fail("unterminated string") }
-                let c = b[i]
-                if c == UInt8(ascii: "\"") { i += 1; break }
-                if c < 0x20 { throw fail("control character in a string") }
-                if c != UInt8(ascii: "\\") { out.append(c); i += 1; continue }
-                i += 1
-                guard i < b.count else { throw fail("unterminated escape") }
-                let e = b[i]
-                i += 1
-                switch e {
-                case UInt8(ascii: "\""): out.append(0x22)
-                case UInt8(ascii: "\\"): out.append(0x5C)
-                case UInt8(ascii: "/"): out.append(0x2F)
-                case UInt8(ascii: "b"): out.append(0x08)
-                case UInt8(ascii: "f"): out.append(0x0C)
-                case UInt8(ascii: "n"): out.append(0x0A)
-                case UInt8(ascii: "r"): out.append(0x0D)
-                case UInt8(ascii: "t"): out.append(0x09)
-                case UInt8(ascii: "u"):
-                    var scalar = try hex4()
-                    if scalar >= 0xD800 && scalar < 0xDC00 {
-                        guard i + 1 < b.count, b[i] == UInt8(ascii: "\\"), b[i + 1] == UInt8(ascii: "u") else { throw fail("lone surrogate") }
-                        i += 2
-                        let low = try hex4()
-                        guard low >= 0xDC00 && low < 0xE000 else { throw fail("lone surrogate") }
-                        scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
-                    } else if scalar >= 0xDC00 && scalar < 0xE000 {
-                        throw fail("lone surrogate")
-                    }
-                    guard let u = Unicode.Scalar(scalar) else { throw fail("invalid escape") }
-                    out.append(contentsOf: Array(String(Character(u)).utf8))
-                default: throw fail("invalid escape")
-                }
+            var pos = i
+            do {
+                let text = try b.withUnsafeBufferPointer { try JSONReader.string(in: $0, at: &pos) }
+                i = pos
+                return text
+            } catch let e as RTDBError {
+                throw SyntaxError(offset: pos, message: e.message)
             }
-            guard let s = String(validating: out, as: UTF8.self) else { throw fail("invalid UTF-8 in a string") }
-            return s
-        }
-
-        mutating func hex4() throws -> UInt32 {
-            guard i + 4 <= b.count else { throw fail("short \\u escape") }
-            var v: UInt32 = 0
-            for _ in 0..<4 {
-                let c = b[i]
-                let d: UInt32
-                switch c {
-                case 0x30...0x39: d = UInt32(c - 0x30)
-                case 0x41...0x46: d = UInt32(c - 0x41 + 10)
-                case 0x61...0x66: d = UInt32(c - 0x61 + 10)
-                default: throw fail("invalid \\u escape")
-                }
-                v = v << 4 | d
-                i += 1
-            }
-            return v
         }
     }
 }
