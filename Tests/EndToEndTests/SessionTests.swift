@@ -188,7 +188,8 @@ import Glibc
         let sb = Sandbox()
         let first = try #require(sb.background([Binary.rtdb, "session", "--presence", "/online"], name: "one"))
         let second = try #require(sb.background([Binary.rtdb, "session", "--presence", "/online"], name: "two"))
-        #expect(eventually(10) { lines(first.stdout).count == 3 && lines(second.stdout).count == 3 })
+        #expect(eventually(30) { lines(first.stdout).count == 3 && lines(second.stdout).count == 3 },
+                "one: \(first.stdout) \(first.stderr) two: \(second.stdout) \(second.stderr)")
         #expect((object(sb.get("/online")) ?? [:]).count == 2)
         #expect(lockFiles(sb).count == 2)
         let secondChild = (lines(second.stdout).last?["path"] as? String ?? "").split(separator: "/").last.map(String.init) ?? ""
