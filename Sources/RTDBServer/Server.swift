@@ -115,6 +115,9 @@ public final class Server {
     static let listenerToken: UInt64 = 1
     static let signalToken: UInt64 = 2
     static let watchToken: UInt64 = 3
+    static let stopToken: UInt64 = 4
+    /// A pipe whose byte asks the loop to stop (`stop()`), as SIGTERM does.
+    let stopPipe: (read: Int32, write: Int32)
 
     /// Binds the socket (so the caller can print where it listens) without serving yet.
     public init(options: Options, namespaces: ServerNamespaces, watchFolder: String?,
@@ -126,6 +129,11 @@ public final class Server {
         self.listener = try TCPListener(host: options.host, port: options.port)
         self.poller = try Poller()
         self.signals = try SignalPipe()
+        var fds: [Int32] = [-1, -1]
+        if pipe(&fds) != 0 { throw NetError.system("pipe", errno) }
+        setNonBlocking(fds[0])
+        setNonBlocking(fds[1])
+        stopPipe = (fds[0], fds[1])
         if let watchFolder { watch = try? FolderWatch(folder: watchFolder) }
         raiseDescriptorLimit(to: options.maxConnections + 64)
         streams = ServerStreams(deliver: { [unowned self] subs, event in self.deliver(subs, event) })
@@ -136,6 +144,7 @@ public final class Server {
         }
         try poller.add(listener.fd, token: Server.listenerToken)
         try poller.add(signals.readEnd, token: Server.signalToken)
+        try poller.add(stopPipe.read, token: Server.stopToken)
         if let watch { try poller.add(watch.fd, token: Server.watchToken) }
     }
 
@@ -163,6 +172,13 @@ public final class Server {
         }
     }
 
+    /// Asks a running server to stop as SIGTERM would (answer what arrived, close, return).
+    /// Safe to call from another thread: it only writes one byte to a pipe.
+    public func stop() {
+        var b: UInt8 = 1
+        _ = write(stopPipe.write, &b, 1)
+    }
+
     /// The base URL clients use, e.g. `http://127.0.0.1:9000`.
     public var url: String {
         let host = listener.isIPv6 ? "[\(listener.address)]" : listener.address
@@ -184,6 +200,8 @@ public final class Server {
                 case Server.listenerToken: acceptAll()
                 case Server.signalToken:
                     if let s = signals.drain().first { stopSignal = s }
+                case Server.stopToken:
+                    stopSignal = SIGTERM
                 case Server.watchToken:
                     watch?.drain()
                     feedDirty = true
