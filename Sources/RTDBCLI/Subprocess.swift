@@ -17,6 +17,33 @@ enum Subprocess {
         var output: [UInt8]
     }
 
+    /// Starts `argv` (looked up on PATH) with SIGPIPE, SIGINT and SIGTERM back at their
+    /// defaults (rtdb ignores or catches them), in a process group of its own when `ownGroup`.
+    /// Returns the pid, or posix_spawn's error number (0 on success).
+    static func spawn(_ argv: [String], actions: UnsafePointer<posix_spawn_file_actions_t>?,
+                      ownGroup: Bool) -> (pid: pid_t, error: Int32) {
+        var attr = posix_spawnattr_t()
+        posix_spawnattr_init(&attr)
+        defer { posix_spawnattr_destroy(&attr) }
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        sigaddset(&defaults, SIGPIPE)
+        sigaddset(&defaults, SIGINT)
+        sigaddset(&defaults, SIGTERM)
+        posix_spawnattr_setsigdefault(&attr, &defaults)
+        var flags = Int32(POSIX_SPAWN_SETSIGDEF)
+        if ownGroup {
+            posix_spawnattr_setpgroup(&attr, 0)
+            flags |= Int32(POSIX_SPAWN_SETPGROUP)
+        }
+        posix_spawnattr_setflags(&attr, Int16(flags))
+        var cargs: [UnsafeMutablePointer<CChar>?] = argv.map { strdup($0) } + [nil]
+        defer { for p in cargs { free(p) } }
+        var pid: pid_t = 0
+        let rc = posix_spawnp(&pid, argv[0], actions, &attr, &cargs, environ)
+        return (pid, rc)
+    }
+
     static func run(_ argv: [String], input: [UInt8], captureOutput: Bool = true,
                     outputLimit: Int = Int.max, timeoutSeconds: Double? = nil,
                     interruptible: Bool = false, ownGroup: Bool = false) throws -> Result {
@@ -37,26 +64,7 @@ enum Subprocess {
         if captureOutput { posix_spawn_file_actions_adddup2(&actions, fromChild[1], 1) }
         for fd in toChild + fromChild { posix_spawn_file_actions_addclose(&actions, fd) }
 
-        var attr = posix_spawnattr_t()
-        posix_spawnattr_init(&attr)
-        defer { posix_spawnattr_destroy(&attr) }
-        var defaults = sigset_t()
-        sigemptyset(&defaults)
-        sigaddset(&defaults, SIGPIPE)
-        sigaddset(&defaults, SIGINT)
-        sigaddset(&defaults, SIGTERM)
-        posix_spawnattr_setsigdefault(&attr, &defaults)
-        var flags = Int32(POSIX_SPAWN_SETSIGDEF)
-        if ownGroup {
-            posix_spawnattr_setpgroup(&attr, 0)
-            flags |= Int32(POSIX_SPAWN_SETPGROUP)
-        }
-        posix_spawnattr_setflags(&attr, Int16(flags))
-
-        var cargs: [UnsafeMutablePointer<CChar>?] = argv.map { strdup($0) } + [nil]
-        defer { for p in cargs { free(p) } }
-        var pid: pid_t = 0
-        let rc = posix_spawnp(&pid, program, &actions, &attr, &cargs, environ)
+        let (pid, rc) = Subprocess.spawn(argv, actions: &actions, ownGroup: ownGroup)
         close(toChild[0])
         close(fromChild[1])
         if rc != 0 {

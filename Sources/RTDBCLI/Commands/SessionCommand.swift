@@ -171,20 +171,7 @@ enum SessionCommand {
     /// Runs CMD with rtdb's stdin, stdout and stderr until it exits; SIGINT and SIGTERM sent to
     /// rtdb are passed on to it. Returns its exit status (128 + N when signal N ended it).
     static func runCommand(_ argv: [String]) throws -> Int32 {
-        var attr = posix_spawnattr_t()
-        posix_spawnattr_init(&attr)
-        defer { posix_spawnattr_destroy(&attr) }
-        var defaults = sigset_t()
-        sigemptyset(&defaults)
-        sigaddset(&defaults, SIGPIPE)
-        sigaddset(&defaults, SIGINT)
-        sigaddset(&defaults, SIGTERM)
-        posix_spawnattr_setsigdefault(&attr, &defaults)
-        posix_spawnattr_setflags(&attr, Int16(POSIX_SPAWN_SETSIGDEF))
-        var cargs: [UnsafeMutablePointer<CChar>?] = argv.map { strdup($0) } + [nil]
-        defer { for p in cargs { free(p) } }
-        var pid: pid_t = 0
-        let rc = posix_spawnp(&pid, argv[0], nil, &attr, &cargs, environ)
+        let (pid, rc) = Subprocess.spawn(argv, actions: nil, ownGroup: false)
         if rc != 0 {
             throw RTDBError(.ioError, "session: cannot run \(Limits.quote(argv[0])): \(String(cString: strerror(rc)))")
         }
