@@ -190,15 +190,21 @@ final class HTTPClient {
         return target
     }
 
-    /// One try: connect if needed, write, read the whole response.
-    private func once(_ req: HTTPRequestSpec, deadline: Int64, reachedServer: inout Bool) throws -> HTTPClientResponse {
-        try ensureConnected(deadline: deadline)
+    /// Writes `req` on the open connection and readies the parser for its answer.
+    private func write(_ req: HTTPRequestSpec, deadline: Int64, reachedServer: inout Bool) throws -> ByteStream {
         guard let stream else { throw RTDBError(.internal, "no connection") }
         let bytes = HTTPRequestWriter.serialize(method: req.method, target: req.target, host: endpoint.hostHeader,
                                                 headers: req.headers, body: req.body)
         reachedServer = true
         try bytes.withUnsafeBytes { try stream.write($0, timeoutMillis: HTTPClient.left(deadline)) }
         parser.reset()
+        return stream
+    }
+
+    /// One try: connect if needed, write, read the whole response.
+    private func once(_ req: HTTPRequestSpec, deadline: Int64, reachedServer: inout Bool) throws -> HTTPClientResponse {
+        try ensureConnected(deadline: deadline)
+        let stream = try write(req, deadline: deadline, reachedServer: &reachedServer)
         var head: HTTPResponseHead? = nil
         var body: [UInt8] = []
         while true {
@@ -270,12 +276,7 @@ final class HTTPClient {
 
     private func streamHead(_ req: HTTPRequestSpec, deadline: Int64, reachedServer: inout Bool) throws -> HTTPResponseHead {
         try connect(deadline: deadline)
-        guard let stream else { throw RTDBError(.internal, "no connection") }
-        let bytes = HTTPRequestWriter.serialize(method: req.method, target: req.target, host: endpoint.hostHeader,
-                                                headers: req.headers, body: req.body)
-        reachedServer = true
-        try bytes.withUnsafeBytes { try stream.write($0, timeoutMillis: HTTPClient.left(deadline)) }
-        parser.reset()
+        let stream = try write(req, deadline: deadline, reachedServer: &reachedServer)
         while true {
             if let h = try parser.head(forMethod: req.method) { return h }
             if try readSome(stream, deadline: deadline) == 0 { try parser.endOfInput() }
