@@ -585,7 +585,7 @@ public final class Server {
                 continue
             }
             if let session = c.realtime {
-                if let p = try? principal(session), Server.expired(p, seconds, handler) {
+                if handler.security.projectID != nil, let p = try? principal(session), Server.expired(p, seconds, handler) {
                     // The client refreshes its token and authenticates again (realtime-protocol §4.2).
                     session.credentials = HTTPRequest(method: "GET", target: "/")
                     sendRealtime(c, #"{"t":"d","d":{"a":"ac","b":{"s":"expired_token","d":"Auth token is expired"}}}"#)
