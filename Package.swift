@@ -29,8 +29,11 @@ let package = Package(
         // The Database over Firebase's REST API and event streams: HTTP/1.1 client, targets,
         // credentials (production Firebase, the emulator, rtdb serve).
         .target(name: "RTDBRemote", dependencies: ["RTDBCore", "RTDBWire", "RTDBNet"]),
+        // The offline cache of a remote database: queued writes and their flushing, reads from
+        // the cache, tracked queries (the store itself is in RTDBEngine, CacheStore.swift).
+        .target(name: "RTDBOffline", dependencies: ["RTDBCore", "RTDBEngine", "RTDBWire", "RTDBRemote"]),
         // Argument parsing, the command registry, one file per command, output and errors.
-        .target(name: "RTDBCLI", dependencies: ["RTDBCore", "RTDBEngine", "RTDBServer", "RTDBNet", "RTDBRules", "RTDBRemote"]),
+        .target(name: "RTDBCLI", dependencies: ["RTDBCore", "RTDBEngine", "RTDBServer", "RTDBNet", "RTDBRules", "RTDBRemote", "RTDBOffline"]),
         // Linked by lld with packed relative relocations (DT_RELR, glibc 2.36+): the loader
         // applies the executable's ~20,000 relative relocations from a table a few KB long
         // instead of ~480 KB, which takes about 0.1 ms off every command's start-up.

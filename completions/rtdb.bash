@@ -8,10 +8,10 @@
 # `rtdb [--db FILE] __complete paths -- PREFIX`, from the database the command line names.
 
 _rtdb_commands="get set update push remove query increment tx watch session index serve rules help"
-_rtdb_global_options="--db --url --auth --access-token --credentials --cacert --timeout --pretty --quiet -q --help -h --version"
+_rtdb_global_options="--db --url --auth --access-token --credentials --cacert --timeout --persist --cache --offline --online --cache-size --connect-timeout --auth-command --pretty --quiet -q --help -h --version"
 _rtdb_query_options="--order-by-key --order-by-value --order-by-child --order-by-priority --start-at --start-after --end-at --end-before --equal-to --start-key --end-key --limit-to-first --limit-to-last"
 # Options that take a value (the next word, or after `=`).
-_rtdb_value_options="--db --url --auth --access-token --credentials --cacert --timeout --order-by-child --start-at --start-after --end-at --end-before --equal-to --start-key --end-key --limit-to-first --limit-to-last --string -s --file --max-retries --command-timeout --count --exec-fail --host --port --data-dir --secret --max-connections --idle-timeout --rules --project-id --jwks --tls-cert --tls-key --on-disconnect-set --on-disconnect-update --on-disconnect-remove --on-connect-set --presence --last-online --events"
+_rtdb_value_options="--db --url --auth --access-token --credentials --cacert --timeout --cache --cache-size --connect-timeout --auth-command --order-by-child --start-at --start-after --end-at --end-before --equal-to --start-key --end-key --limit-to-first --limit-to-last --string -s --file --max-retries --command-timeout --count --exec-fail --host --port --data-dir --secret --max-connections --idle-timeout --rules --project-id --jwks --tls-cert --tls-key --on-disconnect-set --on-disconnect-update --on-disconnect-remove --on-connect-set --presence --last-online --events"
 # Options that take two words: PATH VALUE.
 _rtdb_pair_options="--on-disconnect-set --on-disconnect-update --on-connect-set"
 
@@ -119,7 +119,7 @@ _rtdb() {
 
     if [[ -n $expect ]]; then
         case $expect in
-            --db | --file | --rules | --jwks | --credentials | --cacert | --tls-cert | --tls-key) _rtdb_files "$cur" ;;
+            --db | --file | --rules | --jwks | --credentials | --cacert | --cache | --tls-cert | --tls-key) _rtdb_files "$cur" ;;
             --data-dir) COMPREPLY=($(compgen -d -- "$cur")) ;;
             --exec-fail) COMPREPLY=($(compgen -W "continue stop" -- "$cur")) ;;
             --events) _rtdb_files "$cur" ;;

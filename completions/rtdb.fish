@@ -18,6 +18,7 @@ function __rtdb_scan
     set -g __rtdb_ddn 0
     # Options that take a value (the next word, or after `=`).
     set -l value_options --db --url --auth --access-token --credentials --cacert --timeout --order-by-child \
+        --cache --cache-size --connect-timeout --auth-command \
         --start-at --start-after --end-at --end-before --equal-to --start-key --end-key \
         --limit-to-first --limit-to-last --string -s --file --max-retries --command-timeout --count --exec-fail \
         --host --port --data-dir --secret --max-connections --idle-timeout --rules --project-id --jwks --tls-cert --tls-key \
@@ -140,6 +141,13 @@ complete -c rtdb -l access-token -x -d 'OAuth2 access token (env RTDB_ACCESS_TOK
 complete -c rtdb -l credentials -r -F -d 'service-account key file (env GOOGLE_APPLICATION_CREDENTIALS)'
 complete -c rtdb -l cacert -r -F -d 'extra CA certificates for https (env RTDB_CACERT)'
 complete -c rtdb -l timeout -x -d 'give up after this many seconds (env RTDB_TIMEOUT)'
+complete -c rtdb -l persist -d 'keep an offline cache of the remote database (env RTDB_PERSIST=1)'
+complete -c rtdb -l cache -r -F -d 'the offline cache file (env RTDB_CACHE)'
+complete -c rtdb -l offline -d 'never contact the server, use the cache (env RTDB_OFFLINE=1)'
+complete -c rtdb -l online -d 'the server is required, nothing stays queued'
+complete -c rtdb -l cache-size -x -d 'size limit of the cache in bytes (env RTDB_CACHE_SIZE)'
+complete -c rtdb -l connect-timeout -x -d 'use the cache after this many seconds (env RTDB_CONNECT_TIMEOUT)'
+complete -c rtdb -l auth-command -x -a '(__fish_complete_command)' -d 'shell command printing a credential (env RTDB_AUTH_COMMAND)'
 complete -c rtdb -l pretty -d 'indent JSON output for humans'
 complete -c rtdb -s q -l quiet -d 'print nothing on success'
 complete -c rtdb -s h -l help -d 'show help for the command'

@@ -63,9 +63,9 @@ final class Invocation {
     }
 
     /// The database file this command line names: --db, RTDB_DB, or the XDG default.
-    static func databaseFile(option: String?) -> String {
+    static func databaseFile(option: String?, ignoringEnv: Bool = false) -> String {
         if let f = option, !f.isEmpty { return f }
-        if let f = env("RTDB_DB") { return f }
+        if !ignoringEnv, let f = env("RTDB_DB") { return f }
         if let x = env("XDG_DATA_HOME"), x.hasPrefix("/") { return x + "/rtdb/default.db" }
         var home = env("HOME")
         if home == nil, let pw = getpwuid(getuid()), let dir = pw.pointee.pw_dir { home = String(cString: dir) }

@@ -46,6 +46,10 @@ public final class EmbeddedDatabase: Database {
     var batchOpen = false
     /// Inside `reapDeadSessions` (Sessions.swift): its own writes do not reap again.
     var reaping = false
+    /// Set by `attachCache`: this handle owns the offline cache of that database (CacheStore.swift).
+    var cacheIdentity: (url: String, namespace: String)? = nil
+    /// The cache's `cache_meta` was checked against `cacheIdentity`.
+    var cacheVerified = false
     /// The `changes` table is known to exist (ChangeFeed.swift).
     var changesTableReady = false
     /// The file has the `priorities` table (schema version 2 or later).
@@ -162,6 +166,8 @@ public final class EmbeddedDatabase: Database {
                 }
             }
             try FileMark.mark(c)
+            // An offline cache is written only through its own handle (CacheStore.swift).
+            try checkCacheOnWrite(c)
             hasSchema = true
             hasPriorityTable = true
             writerReady = true

@@ -146,7 +146,7 @@ public struct RemoteTarget: Sendable, Equatable {
         }
     }
 
-    static func ascii(lowercased s: String) -> String {
+    public static func ascii(lowercased s: String) -> String {
         String(decoding: s.utf8.map { $0 >= 0x41 && $0 <= 0x5A ? $0 + 0x20 : $0 }, as: UTF8.self)
     }
 

@@ -1,0 +1,76 @@
+import RTDBCore
+import RTDBRemote
+
+/// The offline-cache settings of a remote command line (offline.md §2.1), read only for a
+/// remote target: a command on the embedded file never looks at them.
+struct OfflineOptions {
+    enum Mode: Equatable {
+        /// `--persist` alone: flush, ask the server, fall back to the cache.
+        case auto
+        /// `--offline`: never contact the server.
+        case offline
+        /// `--online`: the server is required, nothing stays queued.
+        case online
+    }
+
+    static let defaultCacheSize = 10_485_760
+    static let cacheSizeRange = 1_048_576...104_857_600
+
+    var mode: Mode
+    var file: String
+    var cacheSize: Int
+    var connectTimeoutSeconds: Double
+    var authCommand: String?
+
+    /// The settings, or nil when the command line asks for no cache (remote commands then
+    /// behave exactly as without this feature). Bad values are usage errors.
+    static func parse(_ inv: Invocation, target: RemoteTarget) throws -> OfflineOptions? {
+        let cacheFile = inv.value("--cache").map { ($0, "--cache") } ?? Invocation.env("RTDB_CACHE").map { ($0, "RTDB_CACHE") }
+        let offline = inv.has("--offline") || flag("RTDB_OFFLINE")
+        let persist = inv.has("--persist") || flag("RTDB_PERSIST") || cacheFile != nil || offline
+        guard persist else { return nil }
+        if inv.has("--offline") && inv.has("--online") { throw inv.usageError("--offline and --online exclude each other") }
+        let mode: Mode = inv.has("--online") ? .online : offline ? .offline : .auto
+        if let (f, source) = cacheFile, f.isEmpty { throw inv.usageError("\(source) needs a file name") }
+        var size = defaultCacheSize
+        if let (text, source) = inv.value("--cache-size").map({ ($0, "--cache-size") }) ?? Invocation.env("RTDB_CACHE_SIZE").map({ ($0, "RTDB_CACHE_SIZE") }) {
+            guard let n = Int(text), cacheSizeRange.contains(n) else {
+                throw inv.usageError("\(source) needs a number of bytes from \(cacheSizeRange.lowerBound) to \(cacheSizeRange.upperBound), not \(Limits.quote(text))")
+            }
+            size = n
+        }
+        var connect = 3.0
+        if let (text, source) = inv.value("--connect-timeout").map({ ($0, "--connect-timeout") }) ?? Invocation.env("RTDB_CONNECT_TIMEOUT").map({ ($0, "RTDB_CONNECT_TIMEOUT") }) {
+            guard let t = Double(text), t.isFinite, t > 0 else {
+                throw inv.usageError("\(source) needs a positive number of seconds, not \(Limits.quote(text))")
+            }
+            connect = t
+        }
+        var command = inv.value("--auth-command") ?? Invocation.env("RTDB_AUTH_COMMAND")
+        if let c = command, c.allSatisfy({ $0 == " " || $0 == "\t" }) { command = nil }
+        return OfflineOptions(mode: mode, file: cacheFile?.0 ?? defaultFile(target), cacheSize: size,
+                              connectTimeoutSeconds: connect, authCommand: command)
+    }
+
+    /// `RTDB_PERSIST=1`-style switches: `1` (or `true`, `yes`) turns them on.
+    static func flag(_ name: String) -> Bool {
+        guard let v = Invocation.env(name) else { return false }
+        return ["1", "true", "yes"].contains(RemoteTarget.ascii(lowercased: v))
+    }
+
+    /// `$XDG_DATA_HOME/rtdb/remote/<host>[%3A<port>]_<ns>.db`: one cache per database.
+    static func defaultFile(_ target: RemoteTarget) -> String {
+        let data = Invocation.databaseFile(option: nil, ignoringEnv: true)
+        let folder = String(data.dropLast("default.db".count)) + "remote/"
+        let defaultPort = target.secure ? 443 : 80
+        var host = ""
+        for ch in target.host.unicodeScalars {
+            switch ch {
+            case "a"..."z", "A"..."Z", "0"..."9", ".", "-", "_": host.unicodeScalars.append(ch)
+            default: host += "%" + String(ch.value, radix: 16, uppercase: true)
+            }
+        }
+        if target.port != defaultPort { host += "%3A\(target.port)" }
+        return folder + host + "_" + target.namespace + ".db"
+    }
+}

@@ -1,0 +1,138 @@
+import Foundation
+import Testing
+import RTDBCore
+@testable import RTDBEngine
+
+/// The offline cache store (CacheStore.swift): the queue, tracked queries, the layered read and
+/// its completeness, and which handles may write a cache file.
+@Suite struct CacheStoreTests {
+    let url = "http://127.0.0.1:9000?ns=t"
+
+    func cache(_ t: TempDatabase) -> EmbeddedDatabase {
+        t.db.attachCache(url: url, namespace: "t")
+        return t.db
+    }
+
+    @Test func queuedWritesKeepTheirOrderAndIDsNeverRepeat() throws {
+        let t = TempDatabase()
+        let db = cache(t)
+        let a = try db.appendWrite(cmd: "set", kind: .set, path: path("/a"), data: json("1"), principal: "anonymous")
+        let b = try db.appendWrite(cmd: "update", kind: .update, path: path("/l"), data: EmbeddedDatabase.updateData([(path("x/y"), json("2")), (path("z"), .null)]), principal: "anonymous")
+        #expect(b > a)
+        let rows = try db.queuedWrites()
+        #expect(rows.map(\.id) == [a, b])
+        #expect(rows[1].sets.map { $0.path.description } == ["/l/x/y", "/l/z"])
+        #expect(try db.dropWrite(id: b)?.path.description == "/l")
+        #expect(try db.dropWrite(id: b) == nil)
+        let c = try db.appendWrite(cmd: "set", kind: .set, path: path("/c"), data: json("3"), principal: "anonymous")
+        #expect(c > b, "a dropped id is never given out again")
+    }
+
+    @Test func sendingCountsAttemptsAndAcknowledgingStoresTheServerValue() throws {
+        let t = TempDatabase()
+        let db = cache(t)
+        let id = try db.appendWrite(cmd: "set", kind: .set, path: path("/b"), data: json("2"), principal: "anonymous")
+        #expect(try db.beginSending(id: id)?.attempts == 0)
+        #expect(try db.beginSending(id: id)?.attempts == 1)
+        #expect(try db.queuedWrite(id: id)?.state == .sending)
+        try db.acknowledge(id: id, store: [(path("/b"), json("2"))], complete: [path("/b")])
+        #expect(try db.queuedWrites().isEmpty)
+        let r = try db.cachedRead(path("/b"), now: 0)
+        #expect(r.complete && text(r.value) == "2")
+    }
+
+    @Test func rejectionsAreLoggedAndTheRowReverted() throws {
+        let t = TempDatabase()
+        let db = cache(t)
+        let id = try db.appendWrite(cmd: "set", kind: .set, path: path("/locked/x"), data: json("1"), principal: "anonymous")
+        #expect(text(try db.cachedRead(path("/locked"), now: 0).value) == #"{"x":1}"#)
+        try db.reject(id: id, code: "permission_denied", message: "Permission denied")
+        #expect(try db.queuedWrites().isEmpty)
+        let log = try db.rejections()
+        #expect(log.count == 1 && log[0].write.id == id && log[0].code == "permission_denied")
+        #expect(try db.cachedRead(path("/locked"), now: 0).value.isNull)
+    }
+
+    @Test func aPendingSetCoveringThePathMakesItComplete() throws {
+        let t = TempDatabase()
+        let db = cache(t)
+        #expect(try !db.cachedRead(path("/b"), now: 0).complete)
+        _ = try db.appendWrite(cmd: "set", kind: .set, path: path("/b"), data: json("2"), principal: "anonymous")
+        let r = try db.cachedRead(path("/b"), now: 0)
+        #expect(r.complete && text(r.value) == "2")
+        // A parent is not complete because of one child's set; the child is known.
+        let parent = try db.cachedRead(.root, now: 0)
+        #expect(!parent.complete && text(parent.value) == #"{"b":2}"#)
+    }
+
+    @Test func laterWritesShadowEarlierOnesAndServerValuesAreEstimated() throws {
+        let t = TempDatabase()
+        let db = cache(t)
+        try db.storeServerAnswer(path("/n"), params: "{}", value: json("5"))
+        _ = try db.appendWrite(cmd: "increment", kind: .set, path: path("/n"), data: json(#"{".sv":{"increment":2}}"#), principal: "anonymous")
+        _ = try db.appendWrite(cmd: "increment", kind: .set, path: path("/n"), data: json(#"{".sv":{"increment":3}}"#), principal: "anonymous")
+        let r = try db.cachedRead(path("/n"), now: 0)
+        #expect(text(r.value) == "10" && r.estimated && r.complete)
+        _ = try db.appendWrite(cmd: "set", kind: .set, path: path("/t"), data: json(#"{".sv":"timestamp"}"#), principal: "anonymous")
+        #expect(text(try db.cachedRead(path("/t"), now: 1234).value) == "1234")
+    }
+
+    @Test func completenessFollowsTrackedQueries() throws {
+        let t = TempDatabase()
+        let db = cache(t)
+        let scores = json(#"{"bruhathkayosaurus":55,"linhenykus":80,"pterodactyl":93,"triceratops":22}"#)
+        let params = #"{"limitToLast":"4","orderBy":"\"$value\""}"#
+        try db.storeServerAnswer(path("/scores"), params: params, value: scores)
+        // The same query: complete, its keys.
+        let same = try db.cachedRead(path("/scores"), params: params, now: 0)
+        #expect(same.complete && text(same.value) == text(scores))
+        // Another query or the whole location: only the tracked keys are known.
+        let other = try db.cachedRead(path("/scores"), params: #"{"limitToLast":"2","orderBy":"\"$value\""}"#, now: 0)
+        #expect(!other.complete && text(other.value) == text(scores))
+        #expect(try !db.cachedRead(path("/scores"), now: 0).complete)
+        // A tracked key of a complete filtered query is complete by itself.
+        #expect(try db.cachedRead(path("/scores/linhenykus"), now: 0).complete)
+        #expect(try !db.cachedRead(path("/scores/stegosaurus"), now: 0).complete)
+        // A complete default query completes everything below it.
+        try db.storeServerAnswer(path("/"), params: "{}", value: json(#"{"a":{"b":1}}"#), etag: "E1")
+        #expect(try db.cachedRead(path("/a/b"), now: 0).complete)
+        #expect(try db.cachedRead(path("/nothing/here"), now: 0).complete)
+        #expect(try db.storedETag(path("/")) == "E1")
+    }
+
+    @Test func aCacheOfAnotherURLIsRefused() throws {
+        let t = TempDatabase()
+        _ = try cache(t).appendWrite(cmd: "set", kind: .set, path: path("/a"), data: json("1"), principal: "anonymous")
+        let other = t.another()
+        other.attachCache(url: "http://127.0.0.1:9001?ns=t", namespace: "t")
+        #expect(throws: RTDBError.self) { _ = try other.queuedWrites() }
+        #expect(throws: RTDBError.self) { _ = try other.appendWrite(cmd: "set", kind: .set, path: path("/a"), data: json("1"), principal: "anonymous") }
+        do {
+            _ = try other.queuedWrites()
+        } catch let e as RTDBError {
+            #expect(e.code == .usage && e.message.contains("9000"))
+        }
+    }
+
+    @Test func anEmbeddedWriteIntoACacheFileIsAUsageErrorAndChangesNothing() throws {
+        let t = TempDatabase()
+        _ = try cache(t).appendWrite(cmd: "set", kind: .set, path: path("/a"), data: json("1"), principal: "anonymous")
+        let plain = t.another()
+        do {
+            _ = try plain.set(path("/x"), json("1"))
+            Issue.record("the write was accepted")
+        } catch let e as RTDBError {
+            #expect(e.code == .usage)
+        }
+        #expect(try plain.get(path("/x")).isNull)
+        // Reading it as an embedded file is fine: it shows the server cache.
+        #expect(try plain.get(.root).isNull)
+    }
+
+    @Test func anEmbeddedFileIsNotTakenAsACache() throws {
+        let t = TempDatabase()
+        _ = try t.another().set(path("/x"), json("1"))
+        t.db.attachCache(url: url, namespace: "t")
+        #expect(throws: RTDBError.self) { _ = try t.db.cachedRead(path("/x"), now: 0) }
+    }
+}
