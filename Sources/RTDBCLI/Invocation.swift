@@ -119,7 +119,7 @@ final class Invocation {
         return stat(file, &st) == 0
     }
 
-    func remoteDatabase(_ url: String) throws -> RemoteDatabase {
+    func remoteDatabase(_ url: String, timeoutSeconds: Double? = nil) throws -> RemoteDatabase {
         if value("--url") != nil && value("--db") != nil { throw usageError("--db and --url exclude each other") }
         let target = try RemoteTarget.parse(url, emulatorHost: Invocation.env("FIREBASE_DATABASE_EMULATOR_HOST"))
         let credential = try Credential.resolve(
@@ -133,7 +133,7 @@ final class Invocation {
             }
             caFile = f
         }
-        return RemoteDatabase(target: target, credential: credential, timeoutSeconds: try timeoutSeconds(), caFile: caFile)
+        return RemoteDatabase(target: target, credential: credential, timeoutSeconds: try timeoutSeconds ?? self.timeoutSeconds(), caFile: caFile)
     }
 
     func output(streaming: Bool = false) -> Output {

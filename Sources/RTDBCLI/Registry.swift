@@ -105,6 +105,9 @@ public enum Registry {
     /// `get`, `query` and `watch` print values; `--raw` prints a string value as its bare text.
     static let rawOption = OptionSpec("--raw", short: "-r", "print a string value as its text, without quotes (other values as JSON)")
 
+    /// `get` and `query` with an offline cache: print what the cache holds of an incomplete answer.
+    static let partialOption = OptionSpec("--partial", "with an offline cache holding only part of the answer: print that part and exit 10 (incomplete)")
+
     static let valueOptions: [OptionSpec] = [
         OptionSpec("--string", short: "-s", value: "TEXT", kind: .text, "write TEXT as a JSON string"),
         OptionSpec("--file", value: "FILE", kind: .file, "read the JSON value from FILE (- reads stdin)"),
@@ -112,7 +115,7 @@ public enum Registry {
 
     public static let commands: [CommandSpec] = [
         GetCommand.spec, SetCommand.spec, UpdateCommand.spec, PushCommand.spec, RemoveCommand.spec,
-        QueryCommand.spec, IncrementCommand.spec, TxCommand.spec, WatchCommand.spec, SessionCommand.spec, IndexCommand.spec, ServeCommand.spec, RulesCommand.spec, HelpCommand.spec,
+        QueryCommand.spec, IncrementCommand.spec, TxCommand.spec, WatchCommand.spec, SessionCommand.spec, QueueCommand.spec, SyncCommand.spec, IndexCommand.spec, ServeCommand.spec, RulesCommand.spec, HelpCommand.spec,
         CompleteCommand.spec,
     ]
 
@@ -132,6 +135,8 @@ public enum Registry {
         case "tx": return TxCommand.spec
         case "watch": return WatchCommand.spec
         case "session": return SessionCommand.spec
+        case "queue": return QueueCommand.spec
+        case "sync": return SyncCommand.spec
         case "index": return IndexCommand.spec
         case "serve": return ServeCommand.spec
         case "rules": return RulesCommand.spec

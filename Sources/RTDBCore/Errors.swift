@@ -19,18 +19,27 @@ public struct RTDBError: Error, Equatable, Sendable, CustomStringConvertible {
         case timeout = "timeout"
         case unsupported = "unsupported"
         case invalidDatabase = "invalid_database"
+        /// A queued write or a read the cache cannot answer in full (only with `--partial`).
+        case incomplete = "incomplete"
+        /// The credential has expired or was refused as a token (queued writes wait).
+        case unauthenticated = "unauthenticated"
+        /// A queued write was made with another credential's principal.
+        case principalMismatch = "principal_mismatch"
+        /// No such queued write.
+        case notFound = "not_found"
 
         /// The process exit status the contract assigns to this code.
         public var exitStatus: Int32 {
             switch self {
             case .internal, .ioError: return 1
             case .usage: return 2
-            case .invalidJSON, .invalidPath, .invalidKey, .invalidData, .invalidQuery, .tooLarge, .tooDeep: return 3
-            case .permissionDenied: return 4
+            case .invalidJSON, .invalidPath, .invalidKey, .invalidData, .invalidQuery, .tooLarge, .tooDeep, .notFound: return 3
+            case .permissionDenied, .unauthenticated, .principalMismatch: return 4
             case .notCommitted: return 5
             case .unavailable, .timeout: return 6
             case .unsupported: return 7
             case .invalidDatabase: return 8
+            case .incomplete: return 10
             }
         }
     }

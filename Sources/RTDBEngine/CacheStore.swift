@@ -583,6 +583,17 @@ extension EmbeddedDatabase {
         return out
     }
 
+    /// The kept locations and queries (`cache_keep`), in path order.
+    public func keptQueries() throws -> [(path: Path, params: String)] {
+        try readingCache([]) { c in
+            let s = try c.statement("SELECT path, params FROM cache_keep ORDER BY path, params")
+            defer { s.reset() }
+            var out: [(path: Path, params: String)] = []
+            while try s.step() { out.append((try Path(s.string(0)), s.string(1))) }
+            return out
+        }
+    }
+
     // MARK: meta
 
     /// The last measured server time offset (server clock − local clock, ms), if any.

@@ -108,6 +108,17 @@ final class HTTPClient {
         }
     }
 
+    /// Opens the connection now unless one is ready (a caller that must know whether a
+    /// request could have reached the server connects first).
+    func prepare() throws {
+        do {
+            try ensureConnected(deadline: deadlineNow)
+        } catch {
+            disconnect()
+            throw HTTPClient.transportError(error, endpoint)
+        }
+    }
+
     private func ensureConnected(deadline: Int64) throws {
         if let t = tcp, stream != nil, !t.isStale, !parser.hasUnreadBytes { return }
         try connect(deadline: deadline)

@@ -16,7 +16,8 @@ import Glibc
 /// `compareAndSet` sends the write with `if-match`; 412 brings the fresh value and tag.
 public final class RemoteDatabase: Database {
     public let target: RemoteTarget
-    let credential: Credential
+    /// Replaced when a fresh credential is fetched (`--auth-command`, offline flushing).
+    public var credential: Credential
     let client: HTTPClient
     let timeoutMillis: Int
     let caFile: String?
@@ -131,6 +132,30 @@ public final class RemoteDatabase: Database {
     }
 
     static func isIdempotent(_ node: Node) -> Bool { !ServerValues.containsPlaceholder(node) }
+
+    /// One request with the answer as it came (status, headers, body), for callers that act on
+    /// the status themselves (the offline flusher). Transport failures throw `unavailable` or
+    /// `timeout`. `idempotent` allows the client to send it again after a dropped connection.
+    public func request(_ method: String, _ path: Path, params: [(name: String, value: String)] = [],
+                        headers: [(name: String, value: String)] = [], body: [UInt8]? = nil,
+                        idempotent: Bool) throws -> HTTPClientResponse {
+        try send(method, path, params: params, headers: headers, body: body, idempotent: idempotent)
+    }
+
+    /// Connects now unless a connection is ready; throws `unavailable`/`timeout` when the
+    /// server cannot be reached (then no request of this process reached it).
+    public func connect() throws { try client.prepare() }
+
+    /// The error an answer stands for (the same mapping every command uses).
+    public func error(for answer: HTTPClientResponse, what: String) -> RTDBError {
+        RemoteErrors.error(answer, target: target, what: what)
+    }
+
+    /// The JSON body of a set for `value`, the same bytes `set` sends.
+    public static func body(_ value: Node) -> [UInt8] { json(value) }
+
+    /// The JSON body of an update, nulls kept.
+    public static func updateBody(_ entries: [Node.Entry]) -> [UInt8] { objectJSON(entries) }
 
     // MARK: Database
 

@@ -72,6 +72,8 @@ struct RESTError: Error {
         case .unsupported: return RESTError(501, e.message)
         // The engine's permission errors are about the server's own files, not the client.
         case .permissionDenied, .ioError, .internal, .invalidDatabase: return RESTError(500, e.message)
+        // Client-side codes of the offline cache; never raised by the server's own work.
+        case .incomplete, .unauthenticated, .principalMismatch, .notFound: return RESTError(500, e.message)
         }
     }
 }

@@ -7,7 +7,7 @@ enum GetCommand {
         arguments: [("PATH", .path, "database path; / is the root; PATH/.priority is its priority")],
         options: [OptionSpec("--shallow", "print an object as {\"child\":true,…} instead of its whole value"),
                   OptionSpec("--export", "include priorities, as Firebase's format=export: {\".value\":v,\".priority\":p} for a leaf, a \".priority\" key in an object"),
-                  Registry.rawOption],
+                  Registry.rawOption, Registry.partialOption],
         description: "Prints the value at PATH as one JSON line, or null when nothing is there. Priorities are left out "
             + "unless --export is given; its output written back with set restores the same data and priorities. "
             + "With --raw, a string prints as its text without quotes (as jq -r prints it). On a terminal, stderr says "
@@ -31,6 +31,15 @@ enum GetCommand {
             let value = inv.has("--shallow") ? InfoTree.shallow(info) : info
             if inv.has("--raw") { try out.rawValue(value) } else { try out.value(value, export: export) }
             try out.flush()
+            return
+        }
+        if let offline = try inv.offlineDatabase() {
+            let r = try OfflineOutput.read(inv, offline, path, query: nil)
+            let value = inv.has("--shallow") ? InfoTree.shallow(r.value) : r.value
+            let out = inv.output()
+            if inv.has("--raw") { try out.rawValue(value) } else { try out.value(value, export: export) }
+            try out.flush()
+            if !r.complete { throw OfflineOutput.incomplete(path) }
             return
         }
         let db = try inv.database(reading: true)

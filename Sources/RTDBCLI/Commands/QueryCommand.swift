@@ -5,7 +5,7 @@ enum QueryCommand {
         name: "query", summary: "print the children of a path, filtered and ordered",
         usage: "rtdb query PATH [ORDER] [RANGE] [LIMIT]",
         arguments: [("PATH", .path, "database path whose children are queried")],
-        options: [Registry.rawOption] + Registry.queryOptions,
+        options: [Registry.rawOption, Registry.partialOption] + Registry.queryOptions,
         description: "Prints one {\"key\":K,\"value\":V} line per child, in query order. Orders: by key (default), value, child "
             + "or priority. Bounds are JSON when they parse as JSON, otherwise strings; with --order-by-key they are always keys; "
             + "with --order-by-priority they are null, numbers or strings. With --raw, only the values print, one per line, "
@@ -19,7 +19,15 @@ enum QueryCommand {
     static func run(_ inv: Invocation) throws {
         let path = try inv.path(inv.arguments(["PATH"])[0])
         let query = try QueryOptions.parse(inv)
-        let entries = try inv.database(reading: true).query(path, query)
+        var incomplete = false
+        let entries: [Node.Entry]
+        if let offline = try inv.offlineDatabase() {
+            let r = try OfflineOutput.read(inv, offline, path, query: query)
+            entries = query.window(of: r.value)
+            incomplete = !r.complete
+        } else {
+            entries = try inv.database(reading: true).query(path, query)
+        }
         let out = inv.output()
         let raw = inv.has("--raw")
         for e in entries {
@@ -30,6 +38,7 @@ enum QueryCommand {
             }
         }
         try out.flush()
+        if incomplete { throw OfflineOutput.incomplete(path) }
     }
 }
 

@@ -1,4 +1,5 @@
 import RTDBCore
+import RTDBEngine
 
 enum UpdateCommand {
     static let spec = CommandSpec(
@@ -23,6 +24,15 @@ enum UpdateCommand {
             throw RTDBError(.invalidData, "update needs a JSON object of relative paths")
         }
         let entries = try WriteCheck.update(raw, at: path)
+        if let offline = try inv.offlineDatabase() {
+            if entries.isEmpty { throw RTDBError(.invalidData, "update needs at least one path to write") }
+            try OfflineOutput.write(inv, offline, cmd: "update", kind: .update, path: path,
+                                    data: EmbeddedDatabase.updateData(entries)) { values in
+                let relative = values.compactMap { v in path.relative(v.path).map { (path: $0, value: v.value) } }
+                return [[("path", .string(path.description)), ("value", .node(shown(relative)))]]
+            }
+            return
+        }
         let applied = try inv.database().update(path, entries)
         let out = inv.output(committed: path)
         try out.record([("path", .string(path.description)), ("value", .node(shown(applied)))])

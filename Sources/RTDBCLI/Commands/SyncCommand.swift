@@ -1,0 +1,133 @@
+import RTDBCore
+import RTDBEngine
+import RTDBOffline
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+enum SyncCommand {
+    static let spec = CommandSpec(
+        name: "sync", summary: "send an offline cache's queued writes, then refresh its kept locations",
+        usage: "rtdb sync [--writes-only] [--follow]",
+        options: [OptionSpec("--writes-only", "send the queued writes only; refresh nothing"),
+                  OptionSpec("--follow", "keep running: send each new queued write, reconnecting when the server goes away, until SIGINT or SIGTERM")],
+        description: "Sends every queued write of the --url database's offline cache, in order, one at a time, printing "
+            + "{\"event\":\"acked\",\"id\":N,\"path\":P} (with \"resent\":true when the write may have been applied twice, as an "
+            + "increment sent again after a crash) or {\"event\":\"rejected\",\"id\":N,\"path\":P,\"error\":C,\"message\":M} per "
+            + "write; then reads each kept location again ({\"event\":\"refreshed\",\"path\":P,\"query\":Q}); last "
+            + "{\"event\":\"synced\",\"acked\":A,\"rejected\":R,\"pending\":N}. Exits 0 when nothing is left and nothing was "
+            + "rejected, else with the status of the first failure: 4 (permission_denied, unauthenticated, principal_mismatch), "
+            + "3 (invalid data), 6 (unavailable: writes are left). One process sends at a time; another sync waits for it. "
+            + "--follow prints {\"event\":\"connected\"} and {\"event\":\"disconnected\",\"retry_ms\":N} as the server comes and "
+            + "goes, and exits 0 on SIGINT or SIGTERM.",
+        examples: ["rtdb --url \"$RTDB_URL\" --persist sync", "rtdb --url \"$RTDB_URL\" --persist sync --follow &"],
+        run: run)
+
+    static func run(_ inv: Invocation) throws {
+        if let extra = inv.positionals.first { throw inv.usageError("sync: unexpected argument \(Limits.quote(extra))") }
+        let db = try QueueCommand.cache(inv, command: "sync")
+        if db.mode == .offline { throw inv.usageError("sync contacts the server; it cannot run with --offline") }
+        let out = inv.output(streaming: true)
+        if inv.has("--follow") {
+            try follow(inv, db, out)
+            return
+        }
+        var failure: RTDBError? = nil
+        var acked = 0, rejected = 0
+        let stop = try db.flush { event in
+            switch event {
+            case .acked(let row, _, let resent):
+                acked += 1
+                var fields: [(String, Field)] = [("event", .string("acked")), ("id", .int(Int(row.id))), ("path", .string(row.path.description))]
+                if resent { fields.append(("resent", .bool(true))) }
+                try out.record(fields)
+            case .rejected(let row, let e):
+                rejected += 1
+                if failure == nil { failure = e }
+                try out.record([("event", .string("rejected")), ("id", .int(Int(row.id))), ("path", .string(row.path.description)),
+                                ("error", .string(e.code.rawValue)), ("message", .string(e.message))])
+            }
+        }
+        if let stop, failure == nil {
+            failure = stop.error.code.exitStatus == 4 ? stop.error
+                : RTDBError(stop.error.code == .timeout ? .timeout : .unavailable, "queued writes are left: \(stop.error.message)")
+        }
+        if stop == nil && !inv.has("--writes-only") {
+            try refreshKept(db, out)
+        }
+        let pending = try db.cache.queuedCount()
+        try out.record([("event", .string("synced")), ("acked", .int(acked)), ("rejected", .int(rejected)), ("pending", .int(pending))])
+        try out.flush()
+        if let failure { throw failure }
+    }
+
+    /// Reads each kept location or query again (a plain read: an unchanged location costs a
+    /// 304 thanks to its ETag).
+    static func refreshKept(_ db: OfflineDatabase, _ out: Output) throws {
+        for kept in try db.cache.keptQueries() {
+            let query = try TrackedParams.query(kept.params)
+            _ = try db.read(kept.path, query: query)
+            try out.record([("event", .string("refreshed")), ("path", .string(kept.path.description)),
+                            ("query", .node((try? JSONReader.parse(kept.params)) ?? .null))])
+        }
+    }
+
+    /// `--follow`: sends new rows as they appear; while the server cannot be reached, tries
+    /// again after a growing pause (1 s, ×1.3, at most 30 s). Ends with 0 on SIGINT/SIGTERM.
+    static func follow(_ inv: Invocation, _ db: OfflineDatabase, _ out: Output) throws {
+        Interruption.install()
+        var connected: Bool? = nil
+        var retryMillis = 1000
+        var nextTry: Int64 = 0
+        var refreshedOnConnect = false
+        var lastProbe: Int64 = 0
+        while Interruption.pending() == nil {
+            let now = OfflineClock.monotonicMillis()
+            if now >= nextTry {
+                let pending = try db.cache.queuedCount()
+                var reached = true
+                if pending > 0 || connected != true || now - lastProbe >= 5000 {
+                    lastProbe = now
+                    let stop = try db.flush { event in
+                        switch event {
+                        case .acked(let row, _, let resent):
+                            var fields: [(String, Field)] = [("event", .string("acked")), ("id", .int(Int(row.id))), ("path", .string(row.path.description))]
+                            if resent { fields.append(("resent", .bool(true))) }
+                            try out.record(fields)
+                        case .rejected(let row, let e):
+                            try out.record([("event", .string("rejected")), ("id", .int(Int(row.id))), ("path", .string(row.path.description)),
+                                            ("error", .string(e.code.rawValue)), ("message", .string(e.message))])
+                        }
+                    }
+                    if let stop, stop.reason == "offline" || stop.reason == "timeout" || stop.reason == "unavailable" { reached = false }
+                    if pending == 0 {
+                        // Nothing to send: probe the server with a cheap read.
+                        reached = (try? db.remote.request("GET", .root, params: [("shallow", "true"), ("print", "silent")], idempotent: true)).map { $0.status < 500 && $0.status != 429 } ?? false
+                    }
+                }
+                if reached {
+                    if connected != true {
+                        try out.record([("event", .string("connected"))])
+                        retryMillis = 1000
+                        refreshedOnConnect = false
+                    }
+                    connected = true
+                    if !refreshedOnConnect && !inv.has("--writes-only") {
+                        refreshedOnConnect = true
+                        try? refreshKept(db, out)
+                    }
+                    nextTry = now + 200
+                } else {
+                    let wait = Int(Double(retryMillis) * Double.random(in: 0.7...1.0))
+                    if connected != false { try out.record([("event", .string("disconnected")), ("retry_ms", .int(wait))]) }
+                    connected = false
+                    nextTry = now + Int64(wait)
+                    retryMillis = min(30_000, Int(Double(retryMillis) * 1.3))
+                }
+            }
+            usleep(50_000)
+        }
+    }
+}
