@@ -111,6 +111,7 @@ extension EmbeddedDatabase {
             CREATE TABLE IF NOT EXISTS cache_writes(id INTEGER PRIMARY KEY AUTOINCREMENT, cmd TEXT NOT NULL, kind TEXT NOT NULL,
                 path TEXT NOT NULL, data TEXT NOT NULL, state TEXT NOT NULL DEFAULT 'pending', attempts INTEGER NOT NULL DEFAULT 0,
                 created_ms INTEGER NOT NULL, principal TEXT NOT NULL);
+            CREATE INDEX IF NOT EXISTS cache_writes_by_path ON cache_writes(path);
             CREATE TABLE IF NOT EXISTS cache_rejections(seq INTEGER PRIMARY KEY AUTOINCREMENT, id INTEGER NOT NULL, cmd TEXT NOT NULL,
                 kind TEXT NOT NULL, path TEXT NOT NULL, data TEXT NOT NULL, principal TEXT NOT NULL, created_ms INTEGER NOT NULL,
                 attempts INTEGER NOT NULL, code TEXT NOT NULL, error TEXT NOT NULL, at_ms INTEGER NOT NULL);
@@ -252,6 +253,26 @@ extension EmbeddedDatabase {
         return out
     }
 
+    /// The queued writes made at `path`, at one of its `ancestors` or below `path`, in id
+    /// order: the only ones that can change what `path` holds (an update's sets are below its path).
+    func queued(_ c: Connection, touching path: Path, ancestors: [Path]) throws -> [QueuedWrite] {
+        var out: [QueuedWrite] = []
+        let at = try c.statement("SELECT \(EmbeddedDatabase.writeColumns) FROM cache_writes WHERE path = ?1")
+        for p in ancestors {
+            at.reset()
+            at.bind(1, text: p.description)
+            while try at.step() { out.append(try EmbeddedDatabase.queuedWrite(at)) }
+        }
+        at.reset()
+        let prefix = path.isRoot ? "/" : path.description + "/"
+        let below = try c.statement("SELECT \(EmbeddedDatabase.writeColumns) FROM cache_writes WHERE path > ?1 AND path < ?2")
+        defer { below.reset() }
+        below.bind(1, text: prefix)
+        below.bind(2, text: String(prefix.dropLast()) + "0")   // "0" follows "/"
+        while try below.step() { out.append(try EmbeddedDatabase.queuedWrite(below)) }
+        return out.sorted { $0.id < $1.id }
+    }
+
     /// The queued write `id`, or nil when it is gone (acknowledged, rejected or dropped).
     public func queuedWrite(id: Int64) throws -> QueuedWrite? {
         try readingCache(nil) { c in
@@ -270,17 +291,7 @@ extension EmbeddedDatabase {
     /// Marks write `id` as being sent (`state = sending`, `attempts + 1`) and commits; returns
     /// the row as it was before, or nil when it is gone.
     public func beginSending(id: Int64) throws -> QueuedWrite? {
-        try writing { c in
-            let s = try c.statement("SELECT \(EmbeddedDatabase.writeColumns) FROM cache_writes WHERE id = ?1")
-            s.bind(1, int: id)
-            guard try s.step() else { s.reset(); return nil }
-            let row = try EmbeddedDatabase.queuedWrite(s)
-            s.reset()
-            let u = try c.statement("UPDATE cache_writes SET state = 'sending', attempts = attempts + 1 WHERE id = ?1")
-            u.bind(1, int: id)
-            try u.run()
-            return row
-        }
+        try writing { c in try markSending(c, id) }
     }
 
     /// Puts write `id` back to `pending` (a flush paused before it was answered).
@@ -295,8 +306,12 @@ extension EmbeddedDatabase {
     /// The server acknowledged write `id`: in one transaction, deletes the row, stores each of
     /// `store` (values as the server holds them) in the server cache and marks each of
     /// `complete` as a complete default query. `incomplete` paths lose completeness instead
-    /// (a value that could not be read back).
-    public func acknowledge(id: Int64, store: [(path: Path, value: Node)], complete: [Path], incomplete: [Path] = []) throws {
+    /// (a value that could not be read back). With `beginSending`, that row is marked as
+    /// being sent in the same transaction (one commit per row for a flusher that goes on at
+    /// once); its row as it was before is returned (nil when it is gone).
+    @discardableResult
+    public func acknowledge(id: Int64, store: [(path: Path, value: Node)], complete: [Path], incomplete: [Path] = [],
+                            beginSending next: Int64? = nil) throws -> QueuedWrite? {
         try writing { c in
             let d = try c.statement("DELETE FROM cache_writes WHERE id = ?1")
             d.bind(1, int: id)
@@ -312,7 +327,21 @@ extension EmbeddedDatabase {
             let now = clock()
             for p in complete { try track(c, p, EmbeddedDatabase.defaultParams, complete: true, keys: nil, etag: nil, now: now) }
             for p in incomplete { try dropCompleteness(c, p) }
+            guard let next else { return nil }
+            return try markSending(c, next)
         }
+    }
+
+    private func markSending(_ c: Connection, _ id: Int64) throws -> QueuedWrite? {
+        let s = try c.statement("SELECT \(EmbeddedDatabase.writeColumns) FROM cache_writes WHERE id = ?1")
+        s.bind(1, int: id)
+        guard try s.step() else { s.reset(); return nil }
+        let row = try EmbeddedDatabase.queuedWrite(s)
+        s.reset()
+        let u = try c.statement("UPDATE cache_writes SET state = 'sending', attempts = attempts + 1 WHERE id = ?1")
+        u.bind(1, int: id)
+        try u.run()
+        return row
     }
 
     /// Removes write `id` and logs it as rejected with `code` and `message` (the last 100 are
@@ -558,7 +587,7 @@ extension EmbeddedDatabase {
                 base = base.isObject ? Node.object(normalizing: base.children.filter { known.contains($0.key) }) : (known.isEmpty ? .null : base)
                 if !complete && !base.isObject { base = .null }
             }
-            let writes = try queued(c, through: nil).filter { w in
+            let writes = try queued(c, touching: path, ancestors: ancestors).filter { w in
                 w.sets.contains { $0.path.contains(path) || path.contains($0.path) }
             }.map { WriteTree.Write(id: $0.id, sets: $0.sets) }
             let layered = WriteTree.layer(base, at: path, writes: writes, now: now)

@@ -75,27 +75,41 @@ public final class OfflineDatabase {
         }
         defer { withExtendedLifetime(lock) {} }
         var rows = try cache.queuedWrites(through: through)
+        let offset = (try? cache.serverTimeOffset()) ?? nil ?? 0
+        func expired() -> Bool {
+            guard let exp = Principal.expiryMillis(remote.credential) else { return false }
+            return exp <= OfflineClock.wallMillis() + offset
+        }
+        /// The row already marked sending in the previous row's acknowledgement (its state before).
+        var marked: QueuedWrite? = nil
         var i = 0
         while i < rows.count {
             let row = rows[i]
-            if row.principal != principal {
-                return Stop(reason: "principal_mismatch", error: RTDBError(.principalMismatch,
-                    "queued write \(row.id) was made as \(row.principal), but the credential now is \(principal); "
-                    + "give that credential, or drop the write with 'rtdb queue drop \(row.id)'"))
+            let before: QueuedWrite
+            if let m = marked, m.id == row.id {
+                before = m
+            } else {
+                if row.principal != principal {
+                    return Stop(reason: "principal_mismatch", error: RTDBError(.principalMismatch,
+                        "queued write \(row.id) was made as \(row.principal), but the credential now is \(principal); "
+                        + "give that credential, or drop the write with 'rtdb queue drop \(row.id)'"))
+                }
+                if expired() {
+                    if try refresh() { rows = try cache.queuedWrites(through: through); i = 0; continue }
+                    return Stop(reason: "unauthenticated", error: RTDBError(.unauthenticated,
+                        "the ID token has expired; queued writes wait for a fresh one (--auth or --auth-command)"))
+                }
+                // Connected first: a row is marked sending only when its request can leave, so a
+                // server that is simply down never makes a row look resent.
+                do {
+                    try remote.connect()
+                } catch let e as RTDBError {
+                    return Stop(reason: e.code == .timeout ? "timeout" : "offline", error: e)
+                }
+                guard let b = try cache.beginSending(id: row.id) else { i += 1; continue }
+                before = b
             }
-            if let exp = Principal.expiryMillis(remote.credential), exp <= estimatedServerTime() {
-                if try refresh() { rows = try cache.queuedWrites(through: through); i = 0; continue }
-                return Stop(reason: "unauthenticated", error: RTDBError(.unauthenticated,
-                    "the ID token has expired; queued writes wait for a fresh one (--auth or --auth-command)"))
-            }
-            // Connected first: a row is marked sending only when its request can leave, so a
-            // server that is simply down never makes a row look resent.
-            do {
-                try remote.connect()
-            } catch let e as RTDBError {
-                return Stop(reason: e.code == .timeout ? "timeout" : "offline", error: e)
-            }
-            guard let before = try cache.beginSending(id: row.id) else { i += 1; continue }
+            marked = nil
             let answer: HTTPClientResponse
             do {
                 answer = try send(row)
@@ -106,7 +120,12 @@ public final class OfflineDatabase {
             switch answer.status {
             case 200...299:
                 let answered = OfflineDatabase.answered(row, answer)
-                try cache.acknowledge(id: row.id, store: answered.values, complete: answered.complete, incomplete: answered.incomplete)
+                // The next row goes out at once on this open connection: it is marked sending
+                // in the same transaction.
+                var next: Int64? = nil
+                if i + 1 < rows.count, rows[i + 1].principal == principal, !expired() { next = rows[i + 1].id }
+                marked = try cache.acknowledge(id: row.id, store: answered.values, complete: answered.complete,
+                                               incomplete: answered.incomplete, beginSending: next)
                 try onEvent(.acked(row, answered: answered.values, resent: resent))
             case 400, 403, 413:
                 let e = rejection(row, answer)
