@@ -294,6 +294,48 @@ extension EmbeddedDatabase {
         try writing { c in try markSending(c, id) }
     }
 
+    /// Marks the rows `ids` as being sent together in one transaction; returns those found, as
+    /// they were before, in the order given.
+    public func beginSending(ids: [Int64]) throws -> [QueuedWrite] {
+        try writing { c in try ids.compactMap { try markSending(c, $0) } }
+    }
+
+    /// Undoes `beginSending(ids:)` for rows whose request was answered with a refusal of the
+    /// whole: nothing of them was applied, so they are pending and unsent again.
+    public func unmarkSending(ids: [Int64]) throws {
+        try writing { c in
+            let u = try c.statement("UPDATE cache_writes SET state = 'pending', attempts = max(attempts - 1, 0) WHERE id = ?1")
+            for id in ids {
+                u.reset()
+                u.bind(1, int: id)
+                try u.run()
+            }
+        }
+    }
+
+    /// Acknowledges several rows at once (one request carried them all), in one transaction.
+    public func acknowledge(batch: [(id: Int64, store: [(path: Path, value: Node)], complete: [Path], incomplete: [Path])]) throws {
+        try writing { c in
+            let d = try c.statement("DELETE FROM cache_writes WHERE id = ?1")
+            var stored: [(path: Path, value: Node)] = []
+            for row in batch {
+                d.reset()
+                d.bind(1, int: row.id)
+                try d.run()
+                for s in row.store { try write(c, s.path, s.value) }
+                stored += row.store
+            }
+            if !stored.isEmpty {
+                try log(c, stored.count > EmbeddedDatabase.logMaxPaths ? [.root] : stored.map { $0.path }, .update(.root, stored))
+            }
+            let now = clock()
+            for row in batch {
+                for p in row.complete { try track(c, p, EmbeddedDatabase.defaultParams, complete: true, keys: nil, etag: nil, now: now) }
+                for p in row.incomplete { try dropCompleteness(c, p) }
+            }
+        }
+    }
+
     /// Puts write `id` back to `pending` (a flush paused before it was answered).
     public func returnToPending(id: Int64) throws {
         try writing { c in
