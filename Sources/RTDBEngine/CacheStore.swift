@@ -29,6 +29,19 @@ public struct QueuedWrite: Sendable {
     /// `uid:<sub>`, `admin` or `anonymous`: who made it (never a credential).
     public var principal: String
 
+    public init(id: Int64, cmd: String, kind: Kind, path: Path, data: Node, state: State, attempts: Int,
+                createdMillis: Int64, principal: String) {
+        self.id = id
+        self.cmd = cmd
+        self.kind = kind
+        self.path = path
+        self.data = data
+        self.state = state
+        self.attempts = attempts
+        self.createdMillis = createdMillis
+        self.principal = principal
+    }
+
     /// The write as sets at absolute paths (one for a set, one per key of an update).
     public var sets: [(path: Path, value: Node)] {
         switch kind {
