@@ -389,6 +389,7 @@ public final class OfflineDatabase {
         if mode != .offline {
             _ = try? flush()
             do {
+                try remote.connect()   // a server that is down answers at once, without retries
                 try fetch(path, query: query, params: params)
             } catch let e as RTDBError where mode == .auto && (e.code == .unavailable || e.code == .timeout) {
                 // The server cannot be reached: the cache answers.
