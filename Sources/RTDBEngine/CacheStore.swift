@@ -88,6 +88,8 @@ public struct CacheRead: Sendable {
     public var complete: Bool
     /// A pending write with server values was applied: the value holds estimates.
     public var estimated: Bool
+    /// The tracked queries the answer came from (for `touchQueries`).
+    public var usedQueries: [Int64] = []
 }
 
 /// The offline cache for a remote database (offline.md §2.1). A cache file is an embedded
@@ -555,6 +557,26 @@ extension EmbeddedDatabase {
         }
     }
 
+    /// Sets `last_use_ms` of the tracked queries `ids` to now, for a read answered from the
+    /// cache. The commit is not synced to disk (a lost use time only makes a query look older
+    /// to the purge), so that such a read stays as cheap as a read.
+    public func touchQueries(_ ids: [Int64]) throws {
+        if ids.isEmpty { return }
+        let c = try writeConnection()
+        try c.exec("PRAGMA synchronous=OFF")
+        defer { try? c.exec("PRAGMA synchronous=FULL") }
+        try writing { c in
+            let u = try c.statement("UPDATE cache_tracked_queries SET last_use_ms = ?2 WHERE id = ?1")
+            let now = clock()
+            for id in ids {
+                u.reset()
+                u.bind(1, int: id)
+                u.bind(2, int: now)
+                try u.run()
+            }
+        }
+    }
+
     /// Every tracked query with its keys, in id order.
     public func trackedQueries() throws -> [TrackedQuery] {
         try readingCache([]) { c in try tracked(c, where: nil) }
@@ -620,16 +642,19 @@ extension EmbeddedDatabase {
             var p: Path? = path
             while let q = p { ancestors.append(q); p = q.parent }
             let rows = try tracked(c, where: ancestors)
-            var complete = rows.contains { $0.isDefault && $0.complete }
+            var used = rows.filter { $0.isDefault && $0.complete }.map { $0.id }
+            var complete = !used.isEmpty
             var known: Set<String>? = nil   // nil: all children
             if !complete && params != EmbeddedDatabase.defaultParams,
                let own = rows.first(where: { $0.path.same(as: path) && $0.params == params && $0.complete }) {
                 complete = true
                 known = Set(own.keys)
+                used.append(own.id)
             }
             if !complete, let parent = path.parent, let key = path.last,
-               rows.contains(where: { $0.path.same(as: parent) && !$0.isDefault && $0.complete && $0.keys.contains(key) }) {
+               let filtered = rows.first(where: { $0.path.same(as: parent) && !$0.isDefault && $0.complete && $0.keys.contains(key) }) {
                 complete = true
+                used.append(filtered.id)
             }
             var base = try read(c, path)
             if !complete {
@@ -646,7 +671,7 @@ extension EmbeddedDatabase {
                 w.sets.contains { $0.path.contains(path) || path.contains($0.path) }
             }.map { WriteTree.Write(id: $0.id, sets: $0.sets) }
             let layered = WriteTree.layer(base, at: path, writes: writes, now: now)
-            return CacheRead(value: layered.value, complete: complete || layered.covered, estimated: layered.estimated)
+            return CacheRead(value: layered.value, complete: complete || layered.covered, estimated: layered.estimated, usedQueries: used)
         }
     }
 

@@ -396,6 +396,10 @@ public final class OfflineDatabase {
             }
         }
         let r = try cache.cachedRead(path, params: params, now: estimatedServerTime())
+        if mode == .offline {
+            // Every read sets last_use_ms (a read from the server did when it stored the answer).
+            try? cache.touchQueries(r.usedQueries)
+        }
         return ReadResult(value: r.value, complete: r.complete, estimated: r.estimated, fromServer: mode != .offline)
     }
 
