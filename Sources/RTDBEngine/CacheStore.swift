@@ -88,8 +88,8 @@ public struct CacheRead: Sendable {
     public var complete: Bool
     /// A pending write with server values was applied: the value holds estimates.
     public var estimated: Bool
-    /// The tracked queries the answer came from (for `touchQueries`).
-    public var usedQueries: [Int64] = []
+    /// The tracked queries the answer came from, with their `last_use_ms` (for `touchQueries`).
+    public var usedQueries: [(id: Int64, lastUseMillis: Int64)] = []
 }
 
 /// The offline cache for a remote database (offline.md §2.1). A cache file is an embedded
@@ -557,17 +557,22 @@ extension EmbeddedDatabase {
         }
     }
 
-    /// Sets `last_use_ms` of the tracked queries `ids` to now, for a read answered from the
-    /// cache. The commit is not synced to disk (a lost use time only makes a query look older
-    /// to the purge), so that such a read stays as cheap as a read.
-    public func touchQueries(_ ids: [Int64]) throws {
+    /// How stale a query's `last_use_ms` may get before a read from the cache sets it again.
+    public static let touchGranularityMillis: Int64 = 60_000
+
+    /// Sets `last_use_ms` of the `used` tracked queries to now, for a read answered from the
+    /// cache, when it is older than `touchGranularityMillis` (the purge needs the order of use,
+    /// not the millisecond: so a read in a loop stays a read). The commit is not synced to disk
+    /// (a lost use time only makes a query look older to the purge).
+    public func touchQueries(_ used: [(id: Int64, lastUseMillis: Int64)]) throws {
+        let now = clock()
+        let ids = used.filter { now - $0.lastUseMillis >= EmbeddedDatabase.touchGranularityMillis }.map { $0.id }
         if ids.isEmpty { return }
         let c = try writeConnection()
         try c.exec("PRAGMA synchronous=OFF")
         defer { try? c.exec("PRAGMA synchronous=FULL") }
         try writing { c in
             let u = try c.statement("UPDATE cache_tracked_queries SET last_use_ms = ?2 WHERE id = ?1")
-            let now = clock()
             for id in ids {
                 u.reset()
                 u.bind(1, int: id)
@@ -642,19 +647,19 @@ extension EmbeddedDatabase {
             var p: Path? = path
             while let q = p { ancestors.append(q); p = q.parent }
             let rows = try tracked(c, where: ancestors)
-            var used = rows.filter { $0.isDefault && $0.complete }.map { $0.id }
+            var used = rows.filter { $0.isDefault && $0.complete }.map { (id: $0.id, lastUseMillis: $0.lastUseMillis) }
             var complete = !used.isEmpty
             var known: Set<String>? = nil   // nil: all children
             if !complete && params != EmbeddedDatabase.defaultParams,
                let own = rows.first(where: { $0.path.same(as: path) && $0.params == params && $0.complete }) {
                 complete = true
                 known = Set(own.keys)
-                used.append(own.id)
+                used.append((own.id, own.lastUseMillis))
             }
             if !complete, let parent = path.parent, let key = path.last,
                let filtered = rows.first(where: { $0.path.same(as: parent) && !$0.isDefault && $0.complete && $0.keys.contains(key) }) {
                 complete = true
-                used.append(filtered.id)
+                used.append((filtered.id, filtered.lastUseMillis))
             }
             var base = try read(c, path)
             if !complete {
