@@ -298,6 +298,16 @@ extension EmbeddedDatabase {
         }
     }
 
+    /// True when a write with id ≤ `through` (any, when nil) is queued.
+    public func hasQueuedWrites(through: Int64? = nil) throws -> Bool {
+        try readingCache(false) { c in
+            let s = try c.statement("SELECT 1 FROM cache_writes WHERE id <= ?1 LIMIT 1")
+            defer { s.reset() }
+            s.bind(1, int: through ?? Int64.max)
+            return try s.step()
+        }
+    }
+
     /// The number of queued writes.
     public func queuedCount() throws -> Int {
         try readingCache(0) { c in Int(try c.integer("SELECT count(*) FROM cache_writes") ?? 0) }

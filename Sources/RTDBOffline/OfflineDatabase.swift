@@ -64,13 +64,14 @@ public final class OfflineDatabase {
         if mode == .offline {
             return Stop(reason: "offline", error: RTDBError(.unavailable, "--offline: the server is not contacted"))
         }
+        // Nothing queued (the common case of a read): no lock, no lock file.
+        if try !cache.hasQueuedWrites(through: through) { return nil }
         let lock = try FlushLock.acquire(cacheFile: cache.file, seconds: lockWaitSeconds) {
             // Keep waiting while the rows this flush is for are still queued.
-            if let through { return try cache.queuedWrites(through: through).isEmpty == false }
-            return true
+            try cache.hasQueuedWrites(through: through)
         }
         guard let lock else {
-            if let through, try cache.queuedWrites(through: through).isEmpty { return nil }
+            if try !cache.hasQueuedWrites(through: through) { return nil }
             return Stop(reason: "busy", error: RTDBError(.timeout, "another rtdb process is sending the queued writes of \(cache.file)"))
         }
         defer { withExtendedLifetime(lock) {} }
