@@ -386,6 +386,23 @@ func mockToken(sub: String, exp: Int64) -> String {
         #expect(r(srv, ["queue"]).stdout.isEmpty)
     }
 
+    /// `sync` reads each kept location again (the rows of `cache_keep` are made by `keep`;
+    /// here one is put in with sqlite3).
+    @Test func syncRefreshesKeptLocations() throws {
+        let srv = try #require(RestartableServer(s, file: serverFile))
+        #expect(s.rtdb("--db", serverFile, "set", "/kept", #"{"a":1}"#).status == 0)
+        #expect(r(srv, ["set", "/other", "1"]).status == 0)   // creates the cache file
+        let sql = s.program(["sqlite3", cacheFile, "INSERT INTO cache_keep(path, params) VALUES('/kept', '{}')"])
+        #expect(sql.status == 0, "\(sql)")
+        let sync = r(srv, ["sync"])
+        #expect(sync.status == 0, "\(sync)")
+        let refreshed = lines(sync).first { $0["event"] as? String == "refreshed" }
+        #expect(refreshed?["path"] as? String == "/kept", "\(sync)")
+        #expect(lines(r(srv, ["sync", "--writes-only"])).allSatisfy { $0["event"] as? String != "refreshed" })
+        srv.kill9()
+        expectLines(r(srv, ["--offline", "get", "/kept"]), [#"{"a":1}"#])
+    }
+
     @Test func onlineReadsNeedTheServer() throws {
         let srv = try #require(RestartableServer(s, file: serverFile))
         expectLines(r(srv, ["set", "/o", "1"]), [#"{"path":"/o","value":1}"#])
