@@ -431,6 +431,18 @@ func mockToken(sub: String, exp: Int64) -> String {
         expectLines(r(srv, ["--offline", "get", "/kept"]), [#"{"a":1}"#])
     }
 
+    @Test func infoWithACache() throws {
+        let srv = try #require(RestartableServer(s, file: serverFile))
+        expectLines(r(srv, ["get", "/.info/connected"]), ["true"])
+        let offset = r(srv, ["get", "/.info/serverTimeOffset"])
+        #expect(offset.status == 0, "\(offset)")
+        let measured = Int(offset.stdout.trimmingCharacters(in: .newlines)) ?? Int.max
+        #expect(abs(measured) < 2000, "\(offset)")
+        // --offline: not connected; the offset measured last is kept.
+        expectLines(r(srv, ["--offline", "get", "/.info/connected"]), ["false"])
+        expectLines(r(srv, ["--offline", "get", "/.info/serverTimeOffset"]), ["\(measured)"])
+    }
+
     @Test func onlineReadsNeedTheServer() throws {
         let srv = try #require(RestartableServer(s, file: serverFile))
         expectLines(r(srv, ["set", "/o", "1"]), [#"{"path":"/o","value":1}"#])
