@@ -95,6 +95,12 @@ public final class RealtimeClient {
 
     deinit { connection?.close() }
 
+    /// Whether `error` says the server answered the WebSocket upgrade with an HTTP status other
+    /// than 101: it serves REST only (or something in between does not pass WebSockets).
+    public static func isUpgradeRefusal(_ error: RTDBError) -> Bool {
+        error.code == .unavailable && error.message.contains(WebSocketConnection.refusalMarker)
+    }
+
     /// `/.info` as a value: `{"connected": …, "serverTimeOffset": …}` (the offset absent before
     /// the first hello).
     public var info: Node {

@@ -1,5 +1,6 @@
 import RTDBCore
 import RTDBEngine
+import RTDBRemote
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -25,6 +26,9 @@ enum SessionCommand {
             OptionSpec("--last-online", value: "P", kind: .path,
                        "register a set of P to the server time when the session ends"),
             OptionSpec("--events", value: "FILE", kind: .file, "write the event lines to FILE instead of stdout"),
+            OptionSpec("--client-side", "with --url: make the on-disconnect writes from this session over REST when it ends normally"),
+            OptionSpec("--transport", value: "HOW", kind: .text, choices: ["realtime", "rest"],
+                       "with --url: reach the server over its realtime protocol (realtime, the default) or REST only (rest)"),
         ],
         description: "Registers writes to run when the session ends and holds the session until CMD exits or, without CMD, "
             + "until SIGINT or SIGTERM. OPS run in the order given, as one atomic multi-path update, with Firebase's "
@@ -67,10 +71,19 @@ enum SessionCommand {
             throw inv.usageError("session: unexpected argument \(Limits.quote(first)); a command to run goes after --")
         }
         let steps = try parseSteps(inv)
+        let transport = inv.value("--transport") ?? "realtime"
+        guard transport == "realtime" || transport == "rest" else {
+            throw inv.usageError("--transport needs realtime or rest, not \(Limits.quote(transport))")
+        }
         let db = try inv.database()
+        if let remote = db as? RemoteDatabase {
+            return try RemoteSession.run(inv, remote, steps: steps, command: command, rest: transport == "rest")
+        }
         guard let embedded = db as? EmbeddedDatabase else {
-            throw RTDBError(.unsupported, "session: a remote database runs a session's writes only over Firebase's realtime "
-                            + "protocol, which this rtdb does not speak as a client yet; nothing was registered")
+            throw RTDBError(.unsupported, "session: this database cannot hold a session; nothing was registered")
+        }
+        if let option = ["--client-side", "--transport"].first(where: inv.has) {
+            throw inv.usageError("\(option) is for remote databases (--url): on the database file the session lock runs the writes")
         }
         let events = try EventSink(inv, file: inv.value("--events"), toStdout: command.isEmpty && !inv.quiet)
         // From here SIGINT and SIGTERM end the session cleanly (its writes run).
@@ -78,33 +91,17 @@ enum SessionCommand {
 
         // The registration: presence keys are chosen now, so that the removal of the child is
         // registered before the child is written.
-        var operations: [EmbeddedDatabase.DisconnectOperation] = []
-        var writes: [(Path, Node)] = []
-        for step in steps {
-            switch step {
-            case .register(let op): operations.append(op)
-            case .connectSet(let p, let v): writes.append((p, v))
-            case .presence(let p):
-                let child = p.appending(embedded.newPushKey())
-                operations.append(.remove(child))
-                writes.append((child, .bool(true)))
-            case .lastOnline(let p):
-                operations.append(.set(p, .object([Node.Entry(".sv", .string("timestamp"))])))
-            }
-        }
+        let (operations, writes) = plan(steps, newKey: embedded.newPushKey)
         let session = try embedded.beginSession(operations)
         var status: Int32 = 0
         do {
             // The lines follow the writes: once `connected` is printed, the on-connect writes
             // (a presence child) are in the database for every reader.
             var lines: [[(String, Field)]] = [[("event", .string("connected")), ("session", .string(session.id))]]
-            for op in operations {
-                lines.append([("event", .string("registered")), ("op", .string(op.kind)), ("path", .string(op.path.description))])
-            }
+            lines += operations.map(registeredLine)
             do {
                 for (p, v) in writes {
-                    let stored = try embedded.set(p, v)
-                    lines.append([("event", .string("set")), ("path", .string(p.description)), ("value", .node(stored))])
+                    lines.append(setLine(p, try embedded.set(p, v)))
                 }
             } catch {
                 for l in lines { try events.line(l) }
@@ -123,6 +120,35 @@ enum SessionCommand {
         try embedded.endSession(session)
         try events.line([("event", .string("ended"))])
         if status != 0 { throw ExitStatus(status) }
+    }
+
+    /// The operations to register and the on-connect writes to make after them, for one
+    /// connection: each --presence gets a new child key, whose removal is registered before the
+    /// child is written.
+    static func plan(_ steps: [Step], newKey: () -> String) -> (operations: [EmbeddedDatabase.DisconnectOperation], writes: [(Path, Node)]) {
+        var operations: [EmbeddedDatabase.DisconnectOperation] = []
+        var writes: [(Path, Node)] = []
+        for step in steps {
+            switch step {
+            case .register(let op): operations.append(op)
+            case .connectSet(let p, let v): writes.append((p, v))
+            case .presence(let p):
+                let child = p.appending(newKey())
+                operations.append(.remove(child))
+                writes.append((child, .bool(true)))
+            case .lastOnline(let p):
+                operations.append(.set(p, .object([Node.Entry(".sv", .string("timestamp"))])))
+            }
+        }
+        return (operations, writes)
+    }
+
+    static func registeredLine(_ op: EmbeddedDatabase.DisconnectOperation) -> [(String, Field)] {
+        [("event", .string("registered")), ("op", .string(op.kind)), ("path", .string(op.path.description))]
+    }
+
+    static func setLine(_ path: Path, _ value: Node) -> [(String, Field)] {
+        [("event", .string("set")), ("path", .string(path.description)), ("value", .node(value))]
     }
 
     /// The operations in command-line order, each checked (paths, values, updates).
@@ -171,24 +197,42 @@ enum SessionCommand {
     /// Runs CMD with rtdb's stdin, stdout and stderr until it exits; SIGINT and SIGTERM sent to
     /// rtdb are passed on to it. Returns its exit status (128 + N when signal N ended it).
     static func runCommand(_ argv: [String]) throws -> Int32 {
-        let (pid, rc) = Subprocess.spawn(argv, actions: nil, ownGroup: false)
-        if rc != 0 {
-            throw RTDBError(.ioError, "session: cannot run \(Limits.quote(argv[0])): \(String(cString: strerror(rc)))")
-        }
-        var forwarded = false
-        var status: Int32 = 0
+        var held = try HeldCommand(argv)
         while true {
+            if let status = try held.exited() { return status }
+            var p = pollfd(fd: Interruption.readFD, events: Int16(POLLIN), revents: 0)
+            _ = poll(&p, Interruption.readFD >= 0 && !held.forwarded ? 1 : 0, 50)
+        }
+    }
+
+    /// CMD, started with rtdb's stdin, stdout and stderr; `exited` is polled.
+    struct HeldCommand {
+        let argv: [String]
+        let pid: pid_t
+        private(set) var forwarded = false
+
+        init(_ argv: [String]) throws {
+            let (pid, rc) = Subprocess.spawn(argv, actions: nil, ownGroup: false)
+            if rc != 0 {
+                throw RTDBError(.ioError, "session: cannot run \(Limits.quote(argv[0])): \(String(cString: strerror(rc)))")
+            }
+            self.argv = argv
+            self.pid = pid
+        }
+
+        /// CMD's exit status (128 + N when signal N ended it) once it has exited, else nil; the
+        /// first SIGINT or SIGTERM rtdb received is passed on to it.
+        mutating func exited() throws -> Int32? {
+            var status: Int32 = 0
             let r = waitpid(pid, &status, WNOHANG)
-            if r == pid { break }
+            if r == pid { return Subprocess.decode(status) }
             if r < 0 && errno != EINTR { throw RTDBError(.ioError, "session: lost track of \(Limits.quote(argv[0]))") }
             if !forwarded, let sig = Interruption.pending() {
                 kill(pid, sig)
                 forwarded = true
             }
-            var p = pollfd(fd: Interruption.readFD, events: Int16(POLLIN), revents: 0)
-            _ = poll(&p, Interruption.readFD >= 0 && !forwarded ? 1 : 0, 50)
+            return nil
         }
-        return Subprocess.decode(status)
     }
 
     /// Where event lines go: --events FILE, stdout, or nowhere.
