@@ -70,7 +70,7 @@ enum WatchCommand {
         let out = inv.output(streaming: true)
         var previous: Node? = nil
         var failure: Int32? = nil
-        try db.observe(path, query: query, idle: stdoutIsOpen) { value, keys in
+        try InfoWatch.observe(db, path, query: query, idle: stdoutIsOpen) { value, keys in
             let events: [Event]
             if let old = previous {
                 events = EventGenerator.changes(query: query, old: old, new: value, childEvents: childEvents, changedKeys: keys)
