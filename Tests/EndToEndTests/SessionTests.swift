@@ -229,8 +229,9 @@ import Glibc
         expectError(sb.rtdb("session", "extra"), status: 2, code: "usage")
         expectError(sb.rtdb("session", "--presence", "/a", "--presence", "/b"), status: 2, code: "usage")
         #expect(!sb.exists(sb.db) && !sb.exists(sb.db + ".sessions"))
-        // A remote target: unsupported, nothing run.
-        let remote = sb.rtdb("--url", "http://127.0.0.1:9?ns=x", "session", "--presence", "/p", "--", "touch", sb.dir + "/ran")
+        // A remote target over REST: unsupported, nothing run.
+        let remote = sb.rtdb("--url", "http://127.0.0.1:9?ns=x", "session", "--transport", "rest", "--presence", "/p",
+                             "--", "touch", sb.dir + "/ran")
         expectError(remote, status: 7, code: "unsupported")
         #expect(!sb.exists(sb.dir + "/ran"))
     }
