@@ -571,6 +571,14 @@ extension RemoteDatabase {
                        timeoutSeconds: timeoutMillis < 0 ? 0 : Double(timeoutMillis) / 1000, caFile: caFile, clock: clock)
     }
 
+    /// Whether the server answers over REST (offline.md §2.9's probe, for a target without the
+    /// realtime protocol): `GET /.json?shallow=true&print=silent` answered with any status but
+    /// 5xx and 429.
+    public func answersREST() -> Bool {
+        guard let r = try? send("GET", .root, params: [("shallow", "true"), ("print", "silent")], idempotent: true) else { return false }
+        return r.status < 500 && r.status != 429
+    }
+
     /// `/.info` from one realtime handshake (firebase-semantics §11): `connected` true and the
     /// handshake's `serverTimeOffset`, or `connected` false (no offset) when the server cannot
     /// be reached. A credential the server refuses is an error, not a disconnected state.

@@ -275,6 +275,22 @@ import Glibc
                  #"{"event":"value","path":"/.info/connected","value":true}"# + "\n")
     }
 
+    /// A server without the realtime protocol (it answers the WebSocket upgrade with 404) is a
+    /// REST target: a session is unsupported and CMD does not run; /.info/connected comes from
+    /// a REST probe.
+    @Test func aServerThatRefusesTheUpgradeIsUsedOverREST() throws {
+        let sb = Sandbox()
+        let scripted = try #require(ScriptedServer(sb))
+        let marker = sb.dir + "/ran"
+        let r = sb.rtdb("--url", scripted.url, "session", "--presence", "/p", "--", "touch", marker)
+        expectError(r, status: 7, code: "unsupported")
+        #expect(r.stderr.contains("refused the realtime connection (HTTP 404)"), "\(r)")
+        #expect(!sb.exists(marker))
+        let w = sb.rtdb("--url", scripted.url, "watch", "/.info/connected", "--count", "2")
+        expectLines(w, [#"{"event":"value","path":"/.info/connected","value":false}"#,
+                        #"{"event":"value","path":"/.info/connected","value":true}"#])
+    }
+
     @Test func badInputIsRefusedBeforeAnythingIsWritten() throws {
         let sb = Sandbox()
         expectError(sb.rtdb("session", "--client-side", "--presence", "/p"), status: 2, code: "usage")

@@ -16,7 +16,7 @@ import Darwin
 ///   handshake, false when the socket drops, true again after a reconnection (1 s, ×1.3, at most
 ///   30 s, jittered); `serverTimeOffset` comes from each handshake (null before the first).
 /// * A target that refuses the realtime upgrade (REST only) is probed every 5 s instead: any
-///   answer but a network failure counts as connected.
+///   answer but a network failure, 5xx or 429 counts as connected.
 enum InfoWatch {
     static func observe(_ db: Database, _ path: Path, query: Query, idle: () throws -> Bool,
                         onChange: (_ value: Node, _ changedKeys: [String]?) throws -> Bool) throws {
@@ -43,7 +43,7 @@ enum InfoWatch {
         var restOnly = false
         while try idle() {
             if restOnly {
-                guard try deliver(Node.object([Node.Entry("connected", .bool(probe(remote)))])) else { return }
+                guard try deliver(Node.object([Node.Entry("connected", .bool(remote.answersREST()))])) else { return }
                 var slept = 0
                 while slept < 5_000, try idle() { usleep(100_000); slept += 100 }
                 continue
@@ -70,18 +70,6 @@ enum InfoWatch {
                 usleep(50_000)
             }
             guard try deliver(client.info) else { return }
-        }
-    }
-
-    /// Whether a REST-only target answers at all (a shallow read; a refusal is an answer).
-    static func probe(_ remote: RemoteDatabase) -> Bool {
-        do {
-            _ = try remote.shallow(.root)
-            return true
-        } catch let e as RTDBError {
-            return e.code != .unavailable && e.code != .timeout
-        } catch {
-            return false
         }
     }
 }

@@ -10,7 +10,7 @@ import Darwin
 enum SessionCommand {
     static let spec = CommandSpec(
         name: "session", summary: "hold a session whose writes run when it ends, also when it dies (presence)",
-        usage: "rtdb session [OPS...] [--presence P] [--last-online P] [--events FILE] [-- CMD [ARGS...]]",
+        usage: "rtdb session [OPS...] [--presence P] [--last-online P] [--events FILE] [--client-side] [--transport HOW] [-- CMD [ARGS...]]",
         arguments: [("CMD", .text, "command to run for the length of the session (it inherits stdin, stdout and stderr)")],
         options: [
             OptionSpec("--on-disconnect-set", value: "PATH VALUE", kind: .path, arity: 2, repeatable: true,
@@ -44,7 +44,15 @@ enum SessionCommand {
             + "Without CMD they go to stdout (none with -q) or to --events FILE, and SIGINT or SIGTERM end the session with status 0. "
             + "With CMD, CMD inherits stdin, stdout and stderr, event lines go only to --events FILE, the session ends when CMD "
             + "exits and rtdb exits with CMD's status (128+N when a signal N ended it); SIGINT and SIGTERM are passed on to CMD. "
-            + "A remote database (--url) answers unsupported (status 7): its sessions need the realtime protocol.",
+            + "With --url the session speaks Firebase's realtime protocol (wss for https) and the server holds the writes: it "
+            + "runs them when the connection ends, however it ends (kill -9 and a lost network included); they are lost if the "
+            + "server itself stops, as in Firebase. {\"event\":\"disconnected\"} says the connection dropped; it is retried "
+            + "(1 s, x1.3, at most 30 s, jittered) and each reconnection registers the writes again and redoes the on-connect "
+            + "writes (a new presence child). A registration the server refuses before CMD starts ends the session with its "
+            + "status (4 for permission_denied) and CMD does not run; an unreachable server does not stop CMD, the registration "
+            + "follows on connect. Over REST only (--transport rest, or a server that refuses the WebSocket upgrade) a session "
+            + "is unsupported (status 7) unless --client-side: then the session makes its writes itself over REST, as one "
+            + "multi-path update, when it ends normally, and they are lost if it is killed.",
         examples: ["rtdb session --presence /users/joe/connections --last-online /users/joe/lastOnline -- ./worker.sh",
                    "rtdb session --on-disconnect-set /status '\"offline\"' --on-connect-set /status '\"online\"'",
                    "rtdb session --on-disconnect-remove /locks/job7 --events events.jsonl -- make build"],
