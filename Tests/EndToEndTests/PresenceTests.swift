@@ -187,6 +187,19 @@ import Glibc
         #expect(ok.status == 0, "\(ok)")
         #expect(sb.exists(marker))
         #expect(eventually(10) { sb.rtdb("--url", url, "get", "/").stdout == "null\n" })
+        // An on-connect write the rules refuse after the presence child was written: status 4,
+        // CMD not run, and closing the connection removes the child again.
+        let late = sb.rtdb("--url", url, "--auth", token, "session", "--presence", "/users/joe/connections",
+                           "--on-connect-set", "/locked/y", "1", "--", "touch", marker + "2")
+        expectError(late, status: 4, code: "permission_denied")
+        #expect(!sb.exists(marker + "2"))
+        #expect(eventually(10) { sb.rtdb("--url", url, "get", "/").stdout == "null\n" })
+        // The same with --client-side over REST: a refused first write writes nothing at all.
+        let rest = sb.rtdb("--url", url, "--auth", token, "session", "--client-side", "--on-connect-set", "/locked/z", "1",
+                           "--last-online", "/users/joe/lastOnline", "--", "touch", marker + "3")
+        expectError(rest, status: 4, code: "permission_denied")
+        #expect(!sb.exists(marker + "3"))
+        #expect(sb.rtdb("--url", url, "get", "/").stdout == "null\n")
     }
 
     /// offline.md Part 3, scenario 7: over REST (`--transport rest`) a session is unsupported

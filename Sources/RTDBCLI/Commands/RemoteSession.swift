@@ -123,7 +123,9 @@ enum RemoteSession {
     }
 
     /// On a new connection: registers the operations in order, then makes the on-connect writes,
-    /// then prints the event lines. A refusal cancels what this connection registered.
+    /// then prints the event lines. A refused registration cancels what this connection
+    /// registered; a refused on-connect write leaves them, so that closing the connection undoes
+    /// the writes already made (the presence child goes).
     static func register(_ client: RealtimeClient, _ steps: [SessionCommand.Step], newKey: () -> String,
                          events: SessionCommand.EventSink) throws {
         let (operations, writes) = SessionCommand.plan(steps, newKey: newKey)
@@ -144,7 +146,9 @@ enum RemoteSession {
                 lines.append(SessionCommand.setLine(p, v))
             }
         } catch let e as RTDBError where e.code != .unavailable && e.code != .timeout {
-            for p in done { try? client.onDisconnectCancel(p) }
+            if lines.count == 1 + done.count {   // no on-connect write made yet
+                for p in done { try? client.onDisconnectCancel(p) }
+            }
             throw e
         }
         for l in lines { try events.line(l) }
@@ -181,9 +185,12 @@ enum RemoteSession {
         do {
             for (p, v) in writes { lines.append(SessionCommand.setLine(p, try remote.set(p, v))) }
         } catch {
-            for l in lines { try events.line(l) }
-            // What was written so far is undone as the operations would undo it.
-            _ = try? remote.update(.root, pending.update)
+            // Once something was written, the operations run as at a normal end (they undo it:
+            // the presence child goes); before that nothing is written at all.
+            if lines.count > 1 + operations.count {
+                for l in lines { try events.line(l) }
+                _ = try? remote.update(.root, pending.update)
+            }
             throw error
         }
         for l in lines { try events.line(l) }
