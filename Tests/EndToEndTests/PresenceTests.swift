@@ -253,6 +253,23 @@ import Glibc
         #expect((object(sb.rtdb("--url", url, "get", "/b").stdout)?.count ?? 0) == 1)
     }
 
+    /// Without CMD over the realtime protocol: the event lines on stdout, SIGTERM ends the
+    /// session with status 0 and `ended`, and the server runs the writes once the socket closes.
+    @Test func withoutCommandSIGTERMEndsTheSessionAndTheServerRunsTheWrites() throws {
+        let sb = Sandbox()
+        let server = try #require(ServeProcess(sb))
+        let url = remoteURL(server)
+        let s = try #require(sb.background([Binary.rtdb, "--url", url, "session", "--presence", "/here",
+                                            "--on-disconnect-set", "/status", "\"gone\""], name: "s"))
+        #expect(eventually(20) { lines(s.stdout).count == 4 }, "\(s.stdout) \(s.stderr)")
+        #expect(lines(s.stdout).map { $0["event"] as? String ?? "" } == ["connected", "registered", "registered", "set"])
+        #expect((object(sb.rtdb("--url", url, "get", "/here").stdout)?.count ?? 0) == 1)
+        kill(s.pid, SIGTERM)
+        #expect(s.wait(timeout: 20) == 0)
+        #expect(lines(s.stdout).last?["event"] as? String == "ended")
+        #expect(eventually(10) { sb.rtdb("--url", url, "get", "/").stdout == #"{"status":"gone"}"# + "\n" })
+    }
+
     /// offline.md Part 3, scenario 6: `watch /.info/connected` follows the realtime connection
     /// through a kill -9 and a restart of the server on the same port; serverTimeOffset from the
     /// handshake, null when unreachable; the database file is connected.
