@@ -51,6 +51,8 @@ import Glibc
             return c.values.first as? Bool == true
         }, "watch: \(watch.stdout) session: \(session.stderr)")
         #expect(isPushID(child))
+        // The event lines follow the writes: the watch may see the child a moment before they are in the file.
+        #expect(eventually(10) { lines((try? String(contentsOfFile: events, encoding: .utf8)) ?? "").count == 4 })
         let ev = lines((try? String(contentsOfFile: events, encoding: .utf8)) ?? "")
         #expect(ev.first?["event"] as? String == "connected" && isPushID(ev.first?["session"] as? String ?? ""))
         #expect(ev.contains { $0["event"] as? String == "registered" && $0["op"] as? String == "remove"
