@@ -28,6 +28,7 @@ import serve_bench  # noqa: E402
 import rules_bench  # noqa: E402
 import remote_bench  # noqa: E402
 import offline_bench  # noqa: E402
+import realtime_bench  # noqa: E402
 
 DEVNULL = subprocess.DEVNULL
 CLK_TCK = os.sysconf("SC_CLK_TCK")
@@ -770,7 +771,7 @@ def main():
     ap.add_argument("rtdb")
     ap.add_argument("work")
     ap.add_argument("--markdown")
-    ap.add_argument("--only", default="abcdefghrkito", help="subset of the goals to run, e.g. 'ae'")
+    ap.add_argument("--only", default="abcdefghrkitwo", help="subset of the goals to run, e.g. 'ae'")
     args = ap.parse_args()
     rtdb = os.path.abspath(args.rtdb)
     ctx = Ctx(rtdb, args.work)
@@ -793,6 +794,7 @@ def main():
              ("t", lambda: bench_t(ctx, res, procs=8, each=50, slow_procs=4, slow_each=25)),
              ("g", lambda: serve_bench.bench_g(ctx, res)),
              ("h", lambda: remote_bench.bench_h(ctx, res, LineReader, gen_push_lines)),
+             ("w", lambda: realtime_bench.bench_w(ctx, res)),
              ("r", lambda: rules_bench.bench_r(ctx, res)),
              ("k", lambda: bench_k(ctx, res, runs=15)),
              ("i", lambda: bench_i(ctx, res, runs=15)),

@@ -22,7 +22,7 @@ function __rtdb_scan
         --start-at --start-after --end-at --end-before --equal-to --start-key --end-key \
         --limit-to-first --limit-to-last --string -s --file --max-retries --command-timeout --wait --count --exec-fail \
         --host --port --data-dir --secret --max-connections --idle-timeout --rules --project-id --jwks --tls-cert --tls-key \
-        --on-disconnect-set --on-disconnect-update --on-disconnect-remove --on-connect-set --presence --last-online --events
+        --on-disconnect-set --on-disconnect-update --on-disconnect-remove --on-connect-set --presence --last-online --events --transport
     # Options that take two words: PATH VALUE.
     set -l pair_options --on-disconnect-set --on-disconnect-update --on-connect-set
     set -l tokens (commandline -opc)
@@ -189,6 +189,8 @@ complete -c rtdb -n '__rtdb_using session' -l on-connect-set -x -a '(__rtdb_path
 complete -c rtdb -n '__rtdb_using session' -l presence -x -a '(__rtdb_paths)' -d 'push a child of P, register its removal, set it true'
 complete -c rtdb -n '__rtdb_using session' -l last-online -x -a '(__rtdb_paths)' -d 'register a set of P to the server time'
 complete -c rtdb -n '__rtdb_using session' -l events -r -F -d 'write the event lines to FILE'
+complete -c rtdb -n '__rtdb_using session' -l client-side -d 'with --url: make the writes from this session over REST'
+complete -c rtdb -n '__rtdb_using session' -l transport -x -a 'realtime rest' -d 'with --url: realtime (default) or rest'
 # serve
 complete -c rtdb -n '__rtdb_using serve' -l host -x -d 'address to listen on (default 127.0.0.1)'
 complete -c rtdb -n '__rtdb_using serve' -l port -x -d 'port to listen on (default 9000; 0 picks one)'

@@ -95,6 +95,12 @@ public final class RealtimeClient {
 
     deinit { connection?.close() }
 
+    /// Whether `error` says the server answered the WebSocket upgrade with an HTTP status other
+    /// than 101: it serves REST only (or something in between does not pass WebSockets).
+    public static func isUpgradeRefusal(_ error: RTDBError) -> Bool {
+        error.code == .unavailable && error.message.contains(WebSocketConnection.refusalMarker)
+    }
+
     /// `/.info` as a value: `{"connected": …, "serverTimeOffset": …}` (the offset absent before
     /// the first hello).
     public var info: Node {
@@ -563,6 +569,14 @@ extension RemoteDatabase {
     public func realtimeClient() -> RealtimeClient {
         RealtimeClient(target: target, credential: credential,
                        timeoutSeconds: timeoutMillis < 0 ? 0 : Double(timeoutMillis) / 1000, caFile: caFile, clock: clock)
+    }
+
+    /// Whether the server answers over REST (offline.md §2.9's probe, for a target without the
+    /// realtime protocol): `GET /.json?shallow=true&print=silent` answered with any status but
+    /// 5xx and 429.
+    public func answersREST() -> Bool {
+        guard let r = try? send("GET", .root, params: [("shallow", "true"), ("print", "silent")], idempotent: true) else { return false }
+        return r.status < 500 && r.status != 429
     }
 
     /// `/.info` from one realtime handshake (firebase-semantics §11): `connected` true and the

@@ -10,8 +10,8 @@ final class ServeProcess {
     let url: String
     let line: [String: Any]
 
-    init?(_ sandbox: Sandbox, _ args: [String] = [], name: String = "serve", env: [String: String?] = [:]) {
-        guard let c = sandbox.background([Binary.rtdb, "serve", "--port", "0"] + args, name: name, env: env) else { return nil }
+    init?(_ sandbox: Sandbox, _ args: [String] = [], name: String = "serve", env: [String: String?] = [:], port: Int = 0) {
+        guard let c = sandbox.background([Binary.rtdb, "serve", "--port", String(port)] + args, name: name, env: env) else { return nil }
         child = c
         let deadline = Date().addingTimeInterval(10)
         while Date() < deadline {

@@ -51,6 +51,8 @@ import Glibc
             return c.values.first as? Bool == true
         }, "watch: \(watch.stdout) session: \(session.stderr)")
         #expect(isPushID(child))
+        // The event lines follow the writes: the watch may see the child a moment before they are in the file.
+        #expect(eventually(10) { lines((try? String(contentsOfFile: events, encoding: .utf8)) ?? "").count == 4 })
         let ev = lines((try? String(contentsOfFile: events, encoding: .utf8)) ?? "")
         #expect(ev.first?["event"] as? String == "connected" && isPushID(ev.first?["session"] as? String ?? ""))
         #expect(ev.contains { $0["event"] as? String == "registered" && $0["op"] as? String == "remove"
@@ -229,8 +231,9 @@ import Glibc
         expectError(sb.rtdb("session", "extra"), status: 2, code: "usage")
         expectError(sb.rtdb("session", "--presence", "/a", "--presence", "/b"), status: 2, code: "usage")
         #expect(!sb.exists(sb.db) && !sb.exists(sb.db + ".sessions"))
-        // A remote target: unsupported, nothing run.
-        let remote = sb.rtdb("--url", "http://127.0.0.1:9?ns=x", "session", "--presence", "/p", "--", "touch", sb.dir + "/ran")
+        // A remote target over REST: unsupported, nothing run.
+        let remote = sb.rtdb("--url", "http://127.0.0.1:9?ns=x", "session", "--transport", "rest", "--presence", "/p",
+                             "--", "touch", sb.dir + "/ran")
         expectError(remote, status: 7, code: "unsupported")
         #expect(!sb.exists(sb.dir + "/ran"))
     }

@@ -1,5 +1,6 @@
 import RTDBCore
 import RTDBEngine
+import RTDBRemote
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -9,7 +10,7 @@ import Darwin
 enum SessionCommand {
     static let spec = CommandSpec(
         name: "session", summary: "hold a session whose writes run when it ends, also when it dies (presence)",
-        usage: "rtdb session [OPS...] [--presence P] [--last-online P] [--events FILE] [-- CMD [ARGS...]]",
+        usage: "rtdb session [OPS...] [--presence P] [--last-online P] [--events FILE] [--client-side] [--transport HOW] [-- CMD [ARGS...]]",
         arguments: [("CMD", .text, "command to run for the length of the session (it inherits stdin, stdout and stderr)")],
         options: [
             OptionSpec("--on-disconnect-set", value: "PATH VALUE", kind: .path, arity: 2, repeatable: true,
@@ -25,6 +26,9 @@ enum SessionCommand {
             OptionSpec("--last-online", value: "P", kind: .path,
                        "register a set of P to the server time when the session ends"),
             OptionSpec("--events", value: "FILE", kind: .file, "write the event lines to FILE instead of stdout"),
+            OptionSpec("--client-side", "with --url: make the on-disconnect writes from this session over REST when it ends normally"),
+            OptionSpec("--transport", value: "HOW", kind: .text, choices: ["realtime", "rest"],
+                       "with --url: reach the server over its realtime protocol (realtime, the default) or REST only (rest)"),
         ],
         description: "Registers writes to run when the session ends and holds the session until CMD exits or, without CMD, "
             + "until SIGINT or SIGTERM. OPS run in the order given, as one atomic multi-path update, with Firebase's "
@@ -40,7 +44,15 @@ enum SessionCommand {
             + "Without CMD they go to stdout (none with -q) or to --events FILE, and SIGINT or SIGTERM end the session with status 0. "
             + "With CMD, CMD inherits stdin, stdout and stderr, event lines go only to --events FILE, the session ends when CMD "
             + "exits and rtdb exits with CMD's status (128+N when a signal N ended it); SIGINT and SIGTERM are passed on to CMD. "
-            + "A remote database (--url) answers unsupported (status 7): its sessions need the realtime protocol.",
+            + "With --url the session speaks Firebase's realtime protocol (wss for https) and the server holds the writes: it "
+            + "runs them when the connection ends, however it ends (kill -9 and a lost network included); they are lost if the "
+            + "server itself stops, as in Firebase. {\"event\":\"disconnected\"} says the connection dropped; it is retried "
+            + "(1 s, x1.3, at most 30 s, jittered) and each reconnection registers the writes again and redoes the on-connect "
+            + "writes (a new presence child). A registration the server refuses before CMD starts ends the session with its "
+            + "status (4 for permission_denied) and CMD does not run; an unreachable server does not stop CMD, the registration "
+            + "follows on connect. Over REST only (--transport rest, or a server that refuses the WebSocket upgrade) a session "
+            + "is unsupported (status 7) unless --client-side: then the session makes its writes itself over REST, as one "
+            + "multi-path update, when it ends normally, and they are lost if it is killed.",
         examples: ["rtdb session --presence /users/joe/connections --last-online /users/joe/lastOnline -- ./worker.sh",
                    "rtdb session --on-disconnect-set /status '\"offline\"' --on-connect-set /status '\"online\"'",
                    "rtdb session --on-disconnect-remove /locks/job7 --events events.jsonl -- make build"],
@@ -67,10 +79,19 @@ enum SessionCommand {
             throw inv.usageError("session: unexpected argument \(Limits.quote(first)); a command to run goes after --")
         }
         let steps = try parseSteps(inv)
+        let transport = inv.value("--transport") ?? "realtime"
+        guard transport == "realtime" || transport == "rest" else {
+            throw inv.usageError("--transport needs realtime or rest, not \(Limits.quote(transport))")
+        }
         let db = try inv.database()
+        if let remote = db as? RemoteDatabase {
+            return try RemoteSession.run(inv, remote, steps: steps, command: command, rest: transport == "rest")
+        }
         guard let embedded = db as? EmbeddedDatabase else {
-            throw RTDBError(.unsupported, "session: a remote database runs a session's writes only over Firebase's realtime "
-                            + "protocol, which this rtdb does not speak as a client yet; nothing was registered")
+            throw RTDBError(.unsupported, "session: this database cannot hold a session; nothing was registered")
+        }
+        if let option = ["--client-side", "--transport"].first(where: inv.has) {
+            throw inv.usageError("\(option) is for remote databases (--url): on the database file the session lock runs the writes")
         }
         let events = try EventSink(inv, file: inv.value("--events"), toStdout: command.isEmpty && !inv.quiet)
         // From here SIGINT and SIGTERM end the session cleanly (its writes run).
@@ -78,33 +99,17 @@ enum SessionCommand {
 
         // The registration: presence keys are chosen now, so that the removal of the child is
         // registered before the child is written.
-        var operations: [EmbeddedDatabase.DisconnectOperation] = []
-        var writes: [(Path, Node)] = []
-        for step in steps {
-            switch step {
-            case .register(let op): operations.append(op)
-            case .connectSet(let p, let v): writes.append((p, v))
-            case .presence(let p):
-                let child = p.appending(embedded.newPushKey())
-                operations.append(.remove(child))
-                writes.append((child, .bool(true)))
-            case .lastOnline(let p):
-                operations.append(.set(p, .object([Node.Entry(".sv", .string("timestamp"))])))
-            }
-        }
+        let (operations, writes) = plan(steps, newKey: embedded.newPushKey)
         let session = try embedded.beginSession(operations)
         var status: Int32 = 0
         do {
             // The lines follow the writes: once `connected` is printed, the on-connect writes
             // (a presence child) are in the database for every reader.
             var lines: [[(String, Field)]] = [[("event", .string("connected")), ("session", .string(session.id))]]
-            for op in operations {
-                lines.append([("event", .string("registered")), ("op", .string(op.kind)), ("path", .string(op.path.description))])
-            }
+            lines += operations.map(registeredLine)
             do {
                 for (p, v) in writes {
-                    let stored = try embedded.set(p, v)
-                    lines.append([("event", .string("set")), ("path", .string(p.description)), ("value", .node(stored))])
+                    lines.append(setLine(p, try embedded.set(p, v)))
                 }
             } catch {
                 for l in lines { try events.line(l) }
@@ -123,6 +128,35 @@ enum SessionCommand {
         try embedded.endSession(session)
         try events.line([("event", .string("ended"))])
         if status != 0 { throw ExitStatus(status) }
+    }
+
+    /// The operations to register and the on-connect writes to make after them, for one
+    /// connection: each --presence gets a new child key, whose removal is registered before the
+    /// child is written.
+    static func plan(_ steps: [Step], newKey: () -> String) -> (operations: [EmbeddedDatabase.DisconnectOperation], writes: [(Path, Node)]) {
+        var operations: [EmbeddedDatabase.DisconnectOperation] = []
+        var writes: [(Path, Node)] = []
+        for step in steps {
+            switch step {
+            case .register(let op): operations.append(op)
+            case .connectSet(let p, let v): writes.append((p, v))
+            case .presence(let p):
+                let child = p.appending(newKey())
+                operations.append(.remove(child))
+                writes.append((child, .bool(true)))
+            case .lastOnline(let p):
+                operations.append(.set(p, .object([Node.Entry(".sv", .string("timestamp"))])))
+            }
+        }
+        return (operations, writes)
+    }
+
+    static func registeredLine(_ op: EmbeddedDatabase.DisconnectOperation) -> [(String, Field)] {
+        [("event", .string("registered")), ("op", .string(op.kind)), ("path", .string(op.path.description))]
+    }
+
+    static func setLine(_ path: Path, _ value: Node) -> [(String, Field)] {
+        [("event", .string("set")), ("path", .string(path.description)), ("value", .node(value))]
     }
 
     /// The operations in command-line order, each checked (paths, values, updates).
@@ -171,24 +205,42 @@ enum SessionCommand {
     /// Runs CMD with rtdb's stdin, stdout and stderr until it exits; SIGINT and SIGTERM sent to
     /// rtdb are passed on to it. Returns its exit status (128 + N when signal N ended it).
     static func runCommand(_ argv: [String]) throws -> Int32 {
-        let (pid, rc) = Subprocess.spawn(argv, actions: nil, ownGroup: false)
-        if rc != 0 {
-            throw RTDBError(.ioError, "session: cannot run \(Limits.quote(argv[0])): \(String(cString: strerror(rc)))")
-        }
-        var forwarded = false
-        var status: Int32 = 0
+        var held = try HeldCommand(argv)
         while true {
+            if let status = try held.exited() { return status }
+            var p = pollfd(fd: Interruption.readFD, events: Int16(POLLIN), revents: 0)
+            _ = poll(&p, Interruption.readFD >= 0 && !held.forwarded ? 1 : 0, 50)
+        }
+    }
+
+    /// CMD, started with rtdb's stdin, stdout and stderr; `exited` is polled.
+    struct HeldCommand {
+        let argv: [String]
+        let pid: pid_t
+        private(set) var forwarded = false
+
+        init(_ argv: [String]) throws {
+            let (pid, rc) = Subprocess.spawn(argv, actions: nil, ownGroup: false)
+            if rc != 0 {
+                throw RTDBError(.ioError, "session: cannot run \(Limits.quote(argv[0])): \(String(cString: strerror(rc)))")
+            }
+            self.argv = argv
+            self.pid = pid
+        }
+
+        /// CMD's exit status (128 + N when signal N ended it) once it has exited, else nil; the
+        /// first SIGINT or SIGTERM rtdb received is passed on to it.
+        mutating func exited() throws -> Int32? {
+            var status: Int32 = 0
             let r = waitpid(pid, &status, WNOHANG)
-            if r == pid { break }
+            if r == pid { return Subprocess.decode(status) }
             if r < 0 && errno != EINTR { throw RTDBError(.ioError, "session: lost track of \(Limits.quote(argv[0]))") }
             if !forwarded, let sig = Interruption.pending() {
                 kill(pid, sig)
                 forwarded = true
             }
-            var p = pollfd(fd: Interruption.readFD, events: Int16(POLLIN), revents: 0)
-            _ = poll(&p, Interruption.readFD >= 0 && !forwarded ? 1 : 0, 50)
+            return nil
         }
-        return Subprocess.decode(status)
     }
 
     /// Where event lines go: --events FILE, stdout, or nowhere.

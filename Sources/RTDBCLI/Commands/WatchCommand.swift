@@ -25,7 +25,10 @@ enum WatchCommand {
             + "order removed, added, moved, changed. With a limit, children entering and leaving the window are added and removed. "
             + "With --raw, each line is the event's value alone, strings as bare text. --exec gives CMD the line that would print; "
             + "a CMD that exits non-zero is reported on stderr as one line with the event and the status. --count ends it with "
-            + "status 0, SIGINT with 130 and SIGTERM with 143.",
+            + "status 0, SIGINT with 130 and SIGTERM with 143. "
+            + "/.info/connected and /.info/serverTimeOffset follow the connection: true on the database file; with --url "
+            + "false at once, true after a realtime handshake, false when it drops, true after reconnecting (the offset: "
+            + "null, then each handshake's server time minus the local time, in ms).",
         examples: ["rtdb watch /posts --child-events | jq -c .",
                    "rtdb watch /config --count 2",
                    "rtdb watch /scores --order-by-value --limit-to-last 3 --child-events",
@@ -70,7 +73,7 @@ enum WatchCommand {
         let out = inv.output(streaming: true)
         var previous: Node? = nil
         var failure: Int32? = nil
-        try db.observe(path, query: query, idle: stdoutIsOpen) { value, keys in
+        try InfoWatch.observe(db, path, query: query, idle: stdoutIsOpen) { value, keys in
             let events: [Event]
             if let old = previous {
                 events = EventGenerator.changes(query: query, old: old, new: value, childEvents: childEvents, changedKeys: keys)
