@@ -24,10 +24,11 @@ struct OfflineOptions {
 
     /// The settings, or nil when the command line asks for no cache (remote commands then
     /// behave exactly as without this feature). Bad values are usage errors.
-    static func parse(_ inv: Invocation, target: RemoteTarget) throws -> OfflineOptions? {
+    /// `persist` asks for the cache whatever the command line says (`session --client-side`).
+    static func parse(_ inv: Invocation, target: RemoteTarget, persist forced: Bool = false) throws -> OfflineOptions? {
         let cacheFile = inv.value("--cache").map { ($0, "--cache") } ?? Invocation.env("RTDB_CACHE").map { ($0, "RTDB_CACHE") }
         let offline = inv.has("--offline") || flag("RTDB_OFFLINE")
-        let persist = inv.has("--persist") || flag("RTDB_PERSIST") || cacheFile != nil || offline
+        let persist = forced || inv.has("--persist") || flag("RTDB_PERSIST") || cacheFile != nil || offline
         guard persist else { return nil }
         if inv.has("--offline") && inv.has("--online") { throw inv.usageError("--offline and --online exclude each other") }
         let mode: Mode = inv.has("--online") ? .online : offline ? .offline : .auto

@@ -13,8 +13,8 @@ extension Invocation {
     /// (offline.md §2.1); nil for the embedded file and for a remote database without
     /// `--persist`, which then behaves exactly as before. Nothing is opened here. `patient`
     /// (`sync`, whose work is the sending) gives each request the whole `--timeout` instead
-    /// of auto mode's `--connect-timeout`.
-    func offlineDatabase(patient: Bool = false) throws -> OfflineDatabase? {
+    /// of auto mode's `--connect-timeout`. `persist` uses the cache even without `--persist`.
+    func offlineDatabase(patient: Bool = false, persist: Bool = false) throws -> OfflineDatabase? {
         let url: String
         let fromEnv: Bool
         if let u = value("--url") { (url, fromEnv) = (u, false) } else if let u = Invocation.env("RTDB_URL") { (url, fromEnv) = (u, true) } else { return nil }
@@ -25,7 +25,7 @@ extension Invocation {
             // The URL came from the environment: say so (as `database()` does).
             throw RTDBError(e.code, "RTDB_URL " + e.message.dropFirst("--url ".count))
         }
-        guard let options = try OfflineOptions.parse(self, target: target) else { return nil }
+        guard let options = try OfflineOptions.parse(self, target: target, persist: persist) else { return nil }
         let timeout = try timeoutSeconds()
         // Auto mode gives the server the connect timeout, then falls back to the cache.
         let requestTimeout = patient || options.mode != .auto ? timeout
@@ -39,6 +39,9 @@ extension Invocation {
         }
         let cache = EmbeddedDatabase(file: options.file, timeoutSeconds: timeout)
         cache.attachCache(url: target.display, namespace: target.namespace)
+        // `session --client-side` holders that died: their operations join the queue now (one
+        // failed opendir when there are none; a cache that cannot be written is left alone).
+        _ = try? cache.reapDeadSessions()
         let mode: OfflineDatabase.Mode = options.mode == .offline ? .offline : options.mode == .online ? .online : .auto
         return OfflineDatabase(cache: cache, remote: remote, mode: mode, lockWaitSeconds: timeout, refreshCredential: refresh)
     }

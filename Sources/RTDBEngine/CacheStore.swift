@@ -136,6 +136,7 @@ extension EmbeddedDatabase {
             CREATE TABLE IF NOT EXISTS cache_tracked_keys(query_id INTEGER NOT NULL, key TEXT NOT NULL,
                 PRIMARY KEY(query_id, key)) WITHOUT ROWID;
             CREATE TABLE IF NOT EXISTS cache_keep(path TEXT NOT NULL, params TEXT NOT NULL, PRIMARY KEY(path, params)) WITHOUT ROWID;
+            CREATE TABLE IF NOT EXISTS cache_session_principals(session_id TEXT PRIMARY KEY, principal TEXT NOT NULL) WITHOUT ROWID;
             """)
     }
 
@@ -228,6 +229,24 @@ extension EmbeddedDatabase {
             try logQueueChange(c, path)
             return id
         }
+    }
+
+    /// Inside a write transaction on a cache file: queues the operations of session `id` as
+    /// one update at the root, made as the principal the session recorded.
+    func queueSessionWrites(_ c: Connection, id: String, _ entries: [(path: Path, value: Node)]) throws {
+        let find = try c.statement("SELECT principal FROM cache_session_principals WHERE session_id = ?1")
+        find.bind(1, text: id)
+        let principal = try find.step() ? find.string(0) : "anonymous"
+        find.reset()
+        let s = try c.statement("INSERT INTO cache_writes(cmd, kind, path, data, created_ms, principal) VALUES(?1, ?2, ?3, ?4, ?5, ?6)")
+        s.bind(1, text: "session")
+        s.bind(2, text: QueuedWrite.Kind.update.rawValue)
+        s.bind(3, text: Path.root.description)
+        s.bind(4, text: JSONWriter.string(EmbeddedDatabase.updateData(entries), export: true))
+        s.bind(5, int: clock())
+        s.bind(6, text: principal)
+        try s.run()
+        try logQueueChange(c, .root)
     }
 
     /// The data of a queued update: an object of relative paths, nulls kept.

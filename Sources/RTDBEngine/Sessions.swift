@@ -76,7 +76,12 @@ extension EmbeddedDatabase {
     public func newPushKey() -> String { pushIDs.next(now: clock()) }
 
     /// Starts a session: takes its lock, then records it and its operations in one transaction.
-    public func beginSession(_ operations: [DisconnectOperation]) throws -> EmbeddedSession {
+    ///
+    /// On an offline cache (a handle with `attachCache`) the operations are for the remote
+    /// database (`rtdb session --client-side`): `principal` (see `appendWrite`) is recorded with
+    /// them, and ending or reaping the session queues them as one write instead of applying
+    /// them to the cached tree.
+    public func beginSession(_ operations: [DisconnectOperation], principal: String? = nil) throws -> EmbeddedSession {
         _ = try writeConnection()   // creates the file (and its folder) first
         let id = pushIDs.next(now: clock())
         let folder = sessionsFolder
@@ -110,6 +115,12 @@ extension EmbeddedDatabase {
                 row.bind(3, int: Int64(getpid()))
                 row.bind(4, int: clock())
                 try row.run()
+                if let principal, cacheIdentity != nil {
+                    let p = try c.statement("INSERT INTO cache_session_principals(session_id, principal) VALUES(?1, ?2)")
+                    p.bind(1, text: id)
+                    p.bind(2, text: principal)
+                    try p.run()
+                }
                 let op = try c.statement("INSERT INTO rtdb_ondisconnect(session_id, seq, kind, path, data) VALUES(?1, ?2, ?3, ?4, ?5)")
                 for (i, o) in operations.enumerated() {
                     op.reset()
@@ -152,6 +163,23 @@ extension EmbeddedDatabase {
         return written
     }
 
+    /// Ends a session without running its operations (nothing it registered them for was
+    /// written): deletes its rows, then removes its lock file.
+    public func abandonSession(_ session: EmbeddedSession) throws {
+        try writing { c in
+            var deletes = ["DELETE FROM rtdb_ondisconnect WHERE session_id = ?1", "DELETE FROM rtdb_sessions WHERE id = ?1"]
+            if try EmbeddedDatabase.isCacheFile(c) { deletes.append("DELETE FROM cache_session_principals WHERE session_id = ?1") }
+            for sql in deletes {
+                let d = try c.statement(sql)
+                d.bind(1, text: session.id)
+                try d.run()
+            }
+        }
+        unlink(session.lockPath)
+        close(session.lockFD)
+        session.lockFD = -1
+    }
+
     static func createSessionTables(_ c: Connection) throws {
         try c.exec("""
             CREATE TABLE IF NOT EXISTS rtdb_sessions(id TEXT PRIMARY KEY, host TEXT NOT NULL, pid INTEGER NOT NULL,
@@ -192,8 +220,18 @@ extension EmbeddedDatabase {
         }
         ops.reset()
         let entries = writes.update
-        let applied = entries.isEmpty ? [] : try applyUpdate(c, .root, entries)
-        for sql in ["DELETE FROM rtdb_ondisconnect WHERE session_id = ?1", "DELETE FROM rtdb_sessions WHERE id = ?1"] {
+        var deletes = ["DELETE FROM rtdb_ondisconnect WHERE session_id = ?1", "DELETE FROM rtdb_sessions WHERE id = ?1"]
+        let applied: [(path: Path, value: Node)]
+        if try EmbeddedDatabase.isCacheFile(c) {
+            // The operations are the remote database's: they join the write queue, unresolved,
+            // for the next flush to send (offline.md §2.9, --client-side).
+            applied = entries
+            if !entries.isEmpty { try queueSessionWrites(c, id: id, entries) }
+            deletes.append("DELETE FROM cache_session_principals WHERE session_id = ?1")
+        } else {
+            applied = entries.isEmpty ? [] : try applyUpdate(c, .root, entries)
+        }
+        for sql in deletes {
             let d = try c.statement(sql)
             d.bind(1, text: id)
             try d.run()

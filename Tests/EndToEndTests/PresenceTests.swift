@@ -234,23 +234,50 @@ import Glibc
         #expect(lastOnline >= start)
     }
 
-    /// --client-side without CMD: SIGTERM ends it normally and the operations run; kill -9
-    /// loses them (nothing holds them), as the documentation says.
-    @Test func clientSideRunsOnANormalEndOnly() throws {
+    /// --client-side without CMD: SIGTERM ends it normally and the operations run; after
+    /// kill -9 the next rtdb process that opens the cache queues them (they are listed by
+    /// `queue`) and a flush sends them; a server that is down at the end leaves them queued,
+    /// which the `ended` line says.
+    @Test func clientSideOperationsSurviveTheSessionsDeath() throws {
         let sb = Sandbox()
-        let server = try #require(ServeProcess(sb))
+        var server = try #require(ServeProcess(sb, name: "serve"))
+        let p = port(server)
         let url = remoteURL(server)
         let a = try #require(sb.background([Binary.rtdb, "--url", url, "session", "--client-side", "--presence", "/a"], name: "a"))
         #expect(eventually(20) { lines(a.stdout).count == 3 }, "\(a.stdout) \(a.stderr)")
         kill(a.pid, SIGTERM)
         #expect(a.wait(timeout: 20) == 0)
         #expect(lines(a.stdout).last?["event"] as? String == "ended")
+        #expect(lines(a.stdout).last?["queued"] == nil)
         #expect(sb.rtdb("--url", url, "get", "/a").stdout == "null\n")
-        let b = try #require(sb.background([Binary.rtdb, "--url", url, "session", "--client-side", "--presence", "/b"], name: "b"))
-        #expect(eventually(20) { lines(b.stdout).count == 3 })
+
+        let b = try #require(sb.background([Binary.rtdb, "--url", url, "session", "--client-side", "--presence", "/b",
+                                            "--last-online", "/seen"], name: "b"))
+        #expect(eventually(20) { lines(b.stdout).count == 4 })
         kill(b.pid, SIGKILL)
         _ = b.wait(timeout: 10)
+        let killed = nowMillis()
         #expect((object(sb.rtdb("--url", url, "get", "/b").stdout)?.count ?? 0) == 1)
+        let queue = lines(sb.rtdb("--url", url, "--persist", "queue").stdout)
+        #expect(queue.count == 1 && queue.first?["cmd"] as? String == "session", "\(queue)")
+        let sync = sb.rtdb("--url", url, "--persist", "sync")
+        #expect(sync.status == 0, "\(sync)")
+        #expect(sb.rtdb("--url", url, "get", "/b").stdout == "null\n")
+        #expect((Int64(sb.rtdb("--url", url, "get", "/seen").stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0) >= killed)
+
+        // The server goes away during the session: the operations stay queued, and are sent
+        // once it is back.
+        let events = sb.dir + "/events"
+        let c = sb.rtdb("--url", url, "session", "--client-side", "--presence", "/c", "--events", events,
+                        "--", "kill", "-9", "\(server.child.pid)")
+        #expect(c.status == 0, "\(c)")
+        let ended = lines((try? String(contentsOfFile: events, encoding: .utf8)) ?? "").last
+        #expect(ended?["event"] as? String == "ended" && ended?["queued"] as? Bool == true, "\(String(describing: ended))")
+        server = try #require(ServeProcess(sb, name: "serve2", port: p))
+        #expect((object(sb.rtdb("--url", url, "get", "/c").stdout)?.count ?? 0) == 1)
+        #expect(sb.rtdb("--url", url, "--persist", "sync").status == 0)
+        #expect(sb.rtdb("--url", url, "get", "/c").stdout == "null\n")
+        withExtendedLifetime(server) {}
     }
 
     /// Without CMD over the realtime protocol: the event lines on stdout, SIGTERM ends the

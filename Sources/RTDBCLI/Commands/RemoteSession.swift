@@ -1,6 +1,7 @@
 import RTDBCore
 import RTDBEngine
 import RTDBNet
+import RTDBOffline
 import RTDBRemote
 #if canImport(Glibc)
 import Glibc
@@ -163,33 +164,41 @@ enum RemoteSession {
 
     // MARK: --client-side
 
-    /// The session makes its own operations over REST when it ends normally (CMD exits,
-    /// SIGINT, SIGTERM): one multi-path update at the root, server values resolved by the
-    /// server. Nothing runs them if the session is killed.
+    /// The session makes its own operations (offline.md §2.9, REST row): they are recorded in
+    /// the offline cache of the database (the default cache file unless --cache names one)
+    /// under the session lock, queued when the session ends normally (CMD exits, SIGINT,
+    /// SIGTERM) and sent at once, as one multi-path update whose server values the server
+    /// resolves. If the session dies instead, the next rtdb process that opens the cache for
+    /// writing (any write, `sync`, or another client-side session) queues them, and its flush
+    /// sends them; they are lost only with the machine.
     static func clientSide(_ inv: Invocation, _ remote: RemoteDatabase, steps: [SessionCommand.Step], command: [String]) throws {
+        guard let offline = try inv.offlineDatabase(persist: true) else {
+            throw RTDBError(.internal, "session: no offline cache for \(remote.target.display)")
+        }
         let events = try SessionCommand.EventSink(inv, file: inv.value("--events"), toStdout: command.isEmpty && !inv.quiet)
         Interruption.install()
         var pushIDs = PushIDGenerator()
-        let (operations, writes) = SessionCommand.plan(steps, newKey: { pushIDs.next(now: RemoteDatabase.wallClock()) })
-        var pending = DisconnectWrites()
-        for op in operations {
-            switch op {
-            case .set(let p, let v): pending.set(p, v)
-            case .remove(let p): pending.set(p, .null)
-            case .update(let p, let entries): pending.update(p, entries)
-            }
-        }
-        let session = pushIDs.next(now: RemoteDatabase.wallClock())
-        var lines: [[(String, Field)]] = [[("event", .string("connected")), ("session", .string(session))]]
+        let (operations, writes) = SessionCommand.plan(steps, newKey: { pushIDs.next(now: offline.estimatedServerTime()) })
+        let session = try offline.cache.beginSession(operations, principal: offline.principal)
+        var lines: [[(String, Field)]] = [[("event", .string("connected")), ("session", .string(session.id))]]
         lines += operations.map(SessionCommand.registeredLine)
         do {
-            for (p, v) in writes { lines.append(SessionCommand.setLine(p, try remote.set(p, v))) }
+            for (p, v) in writes {
+                let outcome = try offline.write(cmd: "session", kind: .set, path: p, data: v)
+                var line = SessionCommand.setLine(p, outcome.answered?.last?.value ?? v)
+                if let reason = outcome.reason {
+                    line += [("queued", .node(.bool(true))), ("id", .node(.int(outcome.id))), ("reason", .string(reason))]
+                }
+                lines.append(line)
+            }
         } catch {
             // Once something was written, the operations run as at a normal end (they undo it:
             // the presence child goes); before that nothing is written at all.
             if lines.count > 1 + operations.count {
                 for l in lines { try events.line(l) }
-                _ = try? remote.update(.root, pending.update)
+                try finish(offline, session)
+            } else {
+                try? offline.cache.abandonSession(session)
             }
             throw error
         }
@@ -200,8 +209,35 @@ enum RemoteSession {
         } else {
             status = try SessionCommand.runCommand(command)
         }
-        if !pending.isEmpty { _ = try remote.update(.root, pending.update) }
-        try events.line([("event", .string("ended"))])
+        var ended: [(String, Field)] = [("event", .string("ended"))]
+        if let reason = try finish(offline, session) { ended += [("queued", .node(.bool(true))), ("reason", .string(reason))] }
+        try events.line(ended)
         if status != 0 { throw ExitStatus(status) }
+    }
+
+    /// Queues the session's operations and sends the queue; what cannot be sent now stays
+    /// queued for the next flush (`rtdb sync`): returns why, nil when they were sent.
+    @discardableResult
+    static func finish(_ offline: OfflineDatabase, _ session: EmbeddedSession) throws -> String? {
+        if try offline.cache.endSession(session).isEmpty { return nil }
+        var left: String? = nil
+        var why: String? = nil
+        do {
+            why = try offline.flush { event in
+                if case .rejected(let row, let e) = event, row.cmd == "session" {
+                    Diagnostics.note("session: the server refused the on-disconnect writes: \(e.message)")
+                }
+            }?.reason
+            left = why
+        } catch let e as RTDBError {
+            why = "unavailable"
+            left = e.message
+        }
+        if let left {
+            Diagnostics.note("session: the on-disconnect writes are queued in \(offline.cache.file) (\(left)); rtdb sync sends them")
+        }
+        // Still queued only if the flush stopped before the session's row.
+        guard let why else { return nil }
+        return try offline.cache.queuedWrites().contains { $0.cmd == "session" } ? why : nil
     }
 }
