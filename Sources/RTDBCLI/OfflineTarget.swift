@@ -30,6 +30,7 @@ extension Invocation {
         }
         let cache = EmbeddedDatabase(file: options.file, timeoutSeconds: timeout)
         cache.attachCache(url: target.display, namespace: target.namespace)
+        cache.cacheLimit = options.cacheSize
         let mode: OfflineDatabase.Mode = options.mode == .offline ? .offline : options.mode == .online ? .online : .auto
         return OfflineDatabase(cache: cache, remote: remote, mode: mode, lockWaitSeconds: timeout, refreshCredential: refresh)
     }

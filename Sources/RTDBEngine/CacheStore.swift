@@ -312,6 +312,7 @@ extension EmbeddedDatabase {
             let now = clock()
             for p in complete { try track(c, p, EmbeddedDatabase.defaultParams, complete: true, keys: nil, etag: nil, now: now) }
             for p in incomplete { try dropCompleteness(c, p) }
+            if !store.isEmpty { try countCacheUpdate(c, bytes: store.reduce(0) { $0 + EmbeddedDatabase.approximateBytes($1.value) }) }
         }
     }
 
@@ -409,6 +410,7 @@ extension EmbeddedDatabase {
                 }
                 try track(c, path, params, complete: true, keys: children.map { $0.key }, etag: nil, now: now)
             }
+            try countCacheUpdate(c, bytes: EmbeddedDatabase.approximateBytes(value))
         }
     }
 
