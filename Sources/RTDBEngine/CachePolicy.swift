@@ -237,3 +237,29 @@ extension EmbeddedDatabase {
         }
     }
 }
+
+// MARK: a live watch's store
+
+extension EmbeddedDatabase {
+    /// Stores children of `path` as a live stream reported them (`value` is each child's
+    /// server value, null when removed), for a watch whose default query at `path` is already
+    /// complete: the data changes, the tracked queries do not.
+    public func storeServerChildren(_ path: Path, _ children: [(key: String, value: Node)]) throws {
+        guard !children.isEmpty else { return }
+        try writing { c in
+            var bytes = 0
+            for e in children {
+                try write(c, path.appending(e.key), e.value)
+                bytes += EmbeddedDatabase.approximateBytes(e.value)
+            }
+            let entries = children.map { (path: Path(validatedKeys: [$0.key]), value: $0.value) }
+            try log(c, children.count > EmbeddedDatabase.logMaxPaths ? [path] : children.map { path.appending($0.key) },
+                    .update(path, entries))
+            try countCacheUpdate(c, bytes: bytes)
+        }
+    }
+
+    /// A counter that changes when another connection commits to the cache file (nil while
+    /// there is no file): a live watch looks at it to notice other processes' queued writes.
+    public func commitCounter() throws -> Int64? { try dataVersion() }
+}

@@ -63,13 +63,19 @@ enum WatchCommand {
             }
             stopOnFailure = what == "stop"
         }
+        let sink = WatchSink(inv, path: path, command: command, raw: raw, count: remaining, stopOnFailure: stopOnFailure)
+        if let offline = try inv.offlineDatabase(), offline.mode != .online {
+            // With an offline cache (not --online): events from the cache, kept fresh by the stream.
+            installExitOnSignal()
+            try CachedWatch(inv, offline, path: path, query: query, childEvents: childEvents, changesOnly: changesOnly, sink: sink).run()
+            try sink.finish()
+            return
+        }
         let db = try inv.database(reading: true)
         // A reader of stdout that goes away ends the stream at once, not at the next beat.
         (db as? EmbeddedDatabase)?.hangupFD = 1
         installExitOnSignal()
-        let out = inv.output(streaming: true)
         var previous: Node? = nil
-        var failure: Int32? = nil
         try db.observe(path, query: query, idle: stdoutIsOpen) { value, keys in
             let events: [Event]
             if let old = previous {
@@ -78,34 +84,9 @@ enum WatchCommand {
                 events = changesOnly ? [] : EventGenerator.initial(query: query, value: value, childEvents: childEvents)
             }
             previous = value
-            for e in events {
-                let fields = record(e, path: path)
-                if command.isEmpty {
-                    if raw { try out.rawValue(e.value) } else { try out.record(fields) }
-                } else {
-                    var line: [UInt8] = []
-                    if raw {
-                        Output.appendRaw(e.value, pretty: inv.pretty, to: &line)
-                    } else {
-                        try inv.output().render(fields, into: &line)
-                    }
-                    line.append(0x0A)
-                    let status = try Subprocess.run(command, input: line, captureOutput: false).status
-                    if status != 0 {
-                        try reportFailure(command: command, status: status, fields: fields)
-                        if stopOnFailure {
-                            failure = status
-                            return false
-                        }
-                    }
-                }
-                remaining -= 1
-                if remaining == 0 { return false }
-            }
-            return true
+            return try sink.deliver(events)
         }
-        try out.flush()
-        if let failure { throw ExitStatus(failure) }
+        try sink.finish()
     }
 
     /// One stderr line for a handler that exited non-zero: JSON with the command, its status and
