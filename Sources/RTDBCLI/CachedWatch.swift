@@ -57,7 +57,7 @@ final class CachedWatch {
         let session = try db.cache.beginSession([])
         defer {
             try? db.cache.deactivateQueries(session: session.id)
-            try? db.cache.endSession(session)
+            _ = try? db.cache.endSession(session)
         }
         try db.cache.activateQuery(path, params: params, session: session.id)
         if db.mode == .offline {
@@ -101,7 +101,10 @@ final class CachedWatch {
             }
             return true
         }) { [self] value, keys in
-            if fresh || keys == nil {
+            // The whole value comes first on each (re)connection (no keys): it replaces the
+            // cached one; later events name the children they touch.
+            let whole = fresh || keys == nil
+            if whole {
                 try db.cache.storeServerAnswer(path, params: EmbeddedDatabase.defaultParams, value: value)
             } else if let keys {
                 try db.cache.storeServerChildren(path, keys.map { ($0, value.child($0)) })
@@ -109,9 +112,11 @@ final class CachedWatch {
             if params != EmbeddedDatabase.defaultParams {
                 try db.cache.trackQuery(path, params: params, complete: true, keys: query.window(of: value).map { $0.key })
             }
-            if fresh, let flusher, try db.cache.queuedCount() > 0 { _ = try? flusher.flush() }
             fresh = false
-            return try refresh()
+            guard try refresh() else { return false }
+            // Connected again: send what was queued meanwhile.
+            if whole, let flusher, try db.cache.queuedCount() > 0 { _ = try? flusher.flush() }
+            return true
         }
     }
 

@@ -145,14 +145,20 @@ extension EmbeddedDatabase {
         }
     }
 
-    func prune(_ c: Connection, limit: Int) throws -> [PrunedQuery] {
+    /// The purge rounds; `protect` names queries that are not prunable this time (the answer
+    /// being stored). When the estimate stays above `limit`, the next store checks again.
+    func prune(_ c: Connection, limit: Int, protect: [(path: Path, params: String)] = []) throws -> [PrunedQuery] {
         var pruned: [PrunedQuery] = []
-        try c.exec("UPDATE cache_meta SET updates_since_check = 0 WHERE id = 1")
+        defer {
+            let over = ((try? estimate(c)) ?? 0) > limit
+            try? c.exec("UPDATE cache_meta SET updates_since_check = \(over ? EmbeddedDatabase.updatesPerCheck + 1 : 0) WHERE id = 1")
+        }
         while true {
             let all = try tracked(c, where: nil)
             let kept = try keptRows(c)
             let prunable = all.filter { q in
                 !kept.contains { $0.path.same(as: q.path) && $0.params == q.params }
+                    && !protect.contains { $0.path.same(as: q.path) && $0.params == q.params }
                     && !(q.activeSession.map { sessionIsLive($0) } ?? false)
             }.sorted { ($0.lastUseMillis, $0.id) < ($1.lastUseMillis, $1.id) }
             guard !prunable.isEmpty else { break }
@@ -190,13 +196,15 @@ extension EmbeddedDatabase {
 
     /// The automatic check (offline.md §2.7), inside a transaction that stored `bytes` in the
     /// server cache: counts the update, and purges at once when more than 1000 updates were
-    /// counted since the last check or this one stored 1 MiB or more. Needs `cacheLimit`.
-    func countCacheUpdate(_ c: Connection, bytes: Int) throws {
+    /// counted since the last check or this one stored 1 MiB or more. The queries just stored
+    /// (`protect`) are spared this time, so an answer is never purged by its own store; while
+    /// the cache stays above the limit, the next store checks again. Needs `cacheLimit`.
+    func countCacheUpdate(_ c: Connection, bytes: Int, protect: [(path: Path, params: String)]) throws {
         guard let limit = cacheLimit else { return }
         try c.exec("UPDATE cache_meta SET updates_since_check = updates_since_check + 1 WHERE id = 1")
         let count = try c.integer("SELECT updates_since_check FROM cache_meta WHERE id = 1") ?? 0
         if count > EmbeddedDatabase.updatesPerCheck || bytes >= EmbeddedDatabase.bytesPerCheck {
-            _ = try prune(c, limit: limit)
+            _ = try prune(c, limit: limit, protect: protect)
         }
     }
 
@@ -255,7 +263,7 @@ extension EmbeddedDatabase {
             let entries = children.map { (path: Path(validatedKeys: [$0.key]), value: $0.value) }
             try log(c, children.count > EmbeddedDatabase.logMaxPaths ? [path] : children.map { path.appending($0.key) },
                     .update(path, entries))
-            try countCacheUpdate(c, bytes: bytes)
+            try countCacheUpdate(c, bytes: bytes, protect: [(path, EmbeddedDatabase.defaultParams)])
         }
     }
 

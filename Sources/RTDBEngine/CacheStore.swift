@@ -312,7 +312,8 @@ extension EmbeddedDatabase {
             let now = clock()
             for p in complete { try track(c, p, EmbeddedDatabase.defaultParams, complete: true, keys: nil, etag: nil, now: now) }
             for p in incomplete { try dropCompleteness(c, p) }
-            if !store.isEmpty { try countCacheUpdate(c, bytes: store.reduce(0) { $0 + EmbeddedDatabase.approximateBytes($1.value) }) }
+            if !store.isEmpty { try countCacheUpdate(c, bytes: store.reduce(0) { $0 + EmbeddedDatabase.approximateBytes($1.value) },
+                                                    protect: store.map { ($0.path, EmbeddedDatabase.defaultParams) }) }
         }
     }
 
@@ -410,7 +411,7 @@ extension EmbeddedDatabase {
                 }
                 try track(c, path, params, complete: true, keys: children.map { $0.key }, etag: nil, now: now)
             }
-            try countCacheUpdate(c, bytes: EmbeddedDatabase.approximateBytes(value))
+            try countCacheUpdate(c, bytes: EmbeddedDatabase.approximateBytes(value), protect: [(path, params)])
         }
     }
 
