@@ -25,7 +25,12 @@ enum WatchCommand {
             + "order removed, added, moved, changed. With a limit, children entering and leaving the window are added and removed. "
             + "With --raw, each line is the event's value alone, strings as bare text. --exec gives CMD the line that would print; "
             + "a CMD that exits non-zero is reported on stderr as one line with the event and the status. --count ends it with "
-            + "status 0, SIGINT with 130 and SIGTERM with 143.",
+            + "status 0, SIGINT with 130 and SIGTERM with 143. With an offline cache (--persist, --cache, --offline; not "
+            + "--online) the events are the changes of what the cache shows (the server's data as last seen plus the queued "
+            + "writes of every process): known children at once, a value line only while the data is whole (with "
+            + "--child-events, one value line when it becomes whole); the location is streamed into the cache while the "
+            + "server can be reached, and followed in the cache file while it cannot (tried again after 1 s, x1.3, at most "
+            + "30 s); back online, it prints what changed meanwhile and sends the queued writes.",
         examples: ["rtdb watch /posts --child-events | jq -c .",
                    "rtdb watch /config --count 2",
                    "rtdb watch /scores --order-by-value --limit-to-last 3 --child-events",
