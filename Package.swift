@@ -47,6 +47,7 @@ let package = Package(
         .testTarget(name: "RTDBRemoteTests", dependencies: ["RTDBRemote", "RTDBWire", "RTDBNet", "RTDBCore"]),
         .testTarget(name: "RTDBNetTests", dependencies: ["RTDBNet"]),
         .testTarget(name: "RTDBServerTests", dependencies: ["RTDBServer", "RTDBWire", "RTDBEngine", "RTDBCore", "RTDBRules", "RTDBRemote"]),
+        .testTarget(name: "RTDBOfflineTests", dependencies: ["RTDBOffline", "RTDBEngine", "RTDBRemote", "RTDBCore"]),
         .testTarget(name: "EndToEndTests", dependencies: ["rtdb", "RTDBCLI", "RTDBCore", "RTDBNet", "RTDBRemote"]),
         .testTarget(name: "CLITests", dependencies: ["RTDBCLI", "RTDBCore", "rtdb"]),
     ]

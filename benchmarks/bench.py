@@ -27,6 +27,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import serve_bench  # noqa: E402
 import rules_bench  # noqa: E402
 import remote_bench  # noqa: E402
+import offline_bench  # noqa: E402
 
 DEVNULL = subprocess.DEVNULL
 CLK_TCK = os.sysconf("SC_CLK_TCK")
@@ -769,7 +770,7 @@ def main():
     ap.add_argument("rtdb")
     ap.add_argument("work")
     ap.add_argument("--markdown")
-    ap.add_argument("--only", default="abcdefghrkit", help="subset of the goals to run, e.g. 'ae'")
+    ap.add_argument("--only", default="abcdefghrkito", help="subset of the goals to run, e.g. 'ae'")
     args = ap.parse_args()
     rtdb = os.path.abspath(args.rtdb)
     ctx = Ctx(rtdb, args.work)
@@ -794,7 +795,8 @@ def main():
              ("h", lambda: remote_bench.bench_h(ctx, res, LineReader, gen_push_lines)),
              ("r", lambda: rules_bench.bench_r(ctx, res)),
              ("k", lambda: bench_k(ctx, res, runs=15)),
-             ("i", lambda: bench_i(ctx, res, runs=15))]
+             ("i", lambda: bench_i(ctx, res, runs=15)),
+             ("o", lambda: offline_bench.bench_o(ctx, res))]
     errors = []
     try:
         for gid, fn in steps:

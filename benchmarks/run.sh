@@ -10,9 +10,10 @@
 #
 # Environment:
 #   BENCH_MARKDOWN=FILE   also write the machine description and the table as Markdown to FILE
-#   BENCH_ONLY=abcdefghrkit run only these goals (default: all; g is rtdb serve and r its security
+#   BENCH_ONLY=abcdefghrkito run only these goals (default: all; g is rtdb serve and r its security
 #                         rules, both need wrk; h is rtdb --url against rtdb serve, which needs
-#                         curl; k key-ordered windows, i indexes; t tx under contention)
+#                         curl; k key-ordered windows, i indexes; t tx under contention; o the
+#                         offline cache of rtdb --url against rtdb serve)
 #   TMPDIR                where the temp dir goes (default /tmp); it needs ~1 GB free
 #
 # Needs python3, jq and sqlite3 on PATH. Takes about 3-4 minutes on a 2-core machine.
@@ -58,7 +59,7 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-args=("$rtdb" "$work" --only "${BENCH_ONLY:-abcdefghrkit}")
+args=("$rtdb" "$work" --only "${BENCH_ONLY:-abcdefghrkito}")
 [[ -n "${BENCH_MARKDOWN:-}" ]] && args+=(--markdown "$BENCH_MARKDOWN")
 
 # Overall bound: coreutils `timeout` stops the harness after 15 minutes whatever happens

@@ -7,23 +7,25 @@
 # Tests/CLITests fails when they drift apart. Database paths are completed live with
 # `rtdb [--db FILE] __complete paths -- PREFIX`, from the database the command line names.
 
-_rtdb_commands="get set update push remove query increment tx watch session keep cache index serve rules help"
+_rtdb_commands="get set update push remove query increment tx watch session queue sync keep cache index serve rules help"
 _rtdb_global_options="--db --url --auth --access-token --credentials --cacert --timeout --persist --cache --offline --online --cache-size --connect-timeout --auth-command --pretty --quiet -q --help -h --version"
 _rtdb_query_options="--order-by-key --order-by-value --order-by-child --order-by-priority --start-at --start-after --end-at --end-before --equal-to --start-key --end-key --limit-to-first --limit-to-last"
 # Options that take a value (the next word, or after `=`).
-_rtdb_value_options="--db --url --auth --access-token --credentials --cacert --timeout --cache --cache-size --connect-timeout --auth-command --order-by-child --start-at --start-after --end-at --end-before --equal-to --start-key --end-key --limit-to-first --limit-to-last --string -s --file --max-retries --command-timeout --count --exec-fail --host --port --data-dir --secret --max-connections --idle-timeout --rules --project-id --jwks --tls-cert --tls-key --on-disconnect-set --on-disconnect-update --on-disconnect-remove --on-connect-set --presence --last-online --events"
+_rtdb_value_options="--db --url --auth --access-token --credentials --cacert --timeout --cache --cache-size --connect-timeout --auth-command --order-by-child --start-at --start-after --end-at --end-before --equal-to --start-key --end-key --limit-to-first --limit-to-last --string -s --file --max-retries --command-timeout --wait --count --exec-fail --host --port --data-dir --secret --max-connections --idle-timeout --rules --project-id --jwks --tls-cert --tls-key --on-disconnect-set --on-disconnect-update --on-disconnect-remove --on-connect-set --presence --last-online --events"
 # Options that take two words: PATH VALUE.
 _rtdb_pair_options="--on-disconnect-set --on-disconnect-update --on-connect-set"
 
 # The options of command $1.
 _rtdb_command_options() {
     case $1 in
-        get) echo "--shallow --export --raw -r" ;;
+        get) echo "--shallow --export --raw -r --partial" ;;
         set) echo "--string -s --file --server-timestamp" ;;
         update) echo "--file" ;;
         push) echo "--string -s --file --lines" ;;
-        query) echo "--raw -r $_rtdb_query_options" ;;
-        tx) echo "--max-retries --command-timeout" ;;
+        query) echo "--raw -r --partial $_rtdb_query_options" ;;
+        tx) echo "--max-retries --command-timeout --wait" ;;
+        queue) echo "--rejected" ;;
+        sync) echo "--writes-only --follow" ;;
         watch) echo "--child-events --changes-only -n --count --exec --exec-fail --raw -r $_rtdb_query_options" ;;
         keep) echo "$_rtdb_query_options" ;;
         cache) echo "--vacuum --all" ;;
@@ -150,6 +152,10 @@ _rtdb() {
         ((npos == 0)) && COMPREPLY=($(compgen -W "$_rtdb_commands" -- "$cur"))
     elif [[ $cmd == rules ]]; then
         if ((npos == 0)); then COMPREPLY=($(compgen -W "check" -- "$cur")); else _rtdb_files "$cur"; fi
+    elif [[ $cmd == queue ]]; then
+        ((npos == 0)) && COMPREPLY=($(compgen -W "drop clear" -- "$cur"))
+    elif [[ $cmd == sync ]]; then
+        :
     elif [[ $cmd == keep ]]; then
         if ((npos == 0)); then COMPREPLY=($(compgen -W "add rm ls" -- "$cur"))
         elif ((npos == 1)); then _rtdb_paths "$db" "$cur" "$prog"; fi

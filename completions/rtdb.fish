@@ -20,7 +20,7 @@ function __rtdb_scan
     set -l value_options --db --url --auth --access-token --credentials --cacert --timeout --order-by-child \
         --cache --cache-size --connect-timeout --auth-command \
         --start-at --start-after --end-at --end-before --equal-to --start-key --end-key \
-        --limit-to-first --limit-to-last --string -s --file --max-retries --command-timeout --count --exec-fail \
+        --limit-to-first --limit-to-last --string -s --file --max-retries --command-timeout --wait --count --exec-fail \
         --host --port --data-dir --secret --max-connections --idle-timeout --rules --project-id --jwks --tls-cert --tls-key \
         --on-disconnect-set --on-disconnect-update --on-disconnect-remove --on-connect-set --presence --last-online --events
     # Options that take two words: PATH VALUE.
@@ -123,13 +123,15 @@ complete -c rtdb -n __rtdb_needs_command -a increment -d 'atomically add a numbe
 complete -c rtdb -n __rtdb_needs_command -a tx -d 'run a command as a compare-and-set transaction'
 complete -c rtdb -n __rtdb_needs_command -a watch -d 'stream value or child events as JSON lines'
 complete -c rtdb -n __rtdb_needs_command -a session -d 'hold a session whose writes run when it ends (presence)'
+complete -c rtdb -n __rtdb_needs_command -a queue -d 'list, drop or clear the writes an offline cache has not sent'
+complete -c rtdb -n __rtdb_needs_command -a sync -d 'send the queued writes of an offline cache, refresh kept locations'
 complete -c rtdb -n __rtdb_needs_command -a keep -d 'keep a location or query of an offline cache synced'
 complete -c rtdb -n __rtdb_needs_command -a cache -d 'show, list, purge or clear an offline cache'
 complete -c rtdb -n __rtdb_needs_command -a index -d 'add, remove or list the indexes queries use'
 complete -c rtdb -n __rtdb_needs_command -a serve -d 'serve the database over Firebase REST and streaming'
 complete -c rtdb -n __rtdb_needs_command -a rules -d 'check a security rules file'
 complete -c rtdb -n __rtdb_needs_command -a help -d 'show help for rtdb or one command'
-complete -c rtdb -n __rtdb_wants_command_name -a 'get set update push remove query increment tx watch session keep cache index serve rules help'
+complete -c rtdb -n __rtdb_wants_command_name -a 'get set update push remove query increment tx watch session queue sync keep cache index serve rules help'
 
 # Arguments
 complete -c rtdb -n __rtdb_wants_path -a '(__rtdb_paths)'
@@ -168,6 +170,13 @@ complete -c rtdb -n '__rtdb_using push' -l lines -d 'push each JSON line of stdi
 # tx
 complete -c rtdb -n '__rtdb_using tx' -l max-retries -x -d 'attempts in all before giving up (default 25 on a remote database, no limit on the embedded one)'
 complete -c rtdb -n '__rtdb_using tx' -l command-timeout -x -d 'stop CMD when one run takes longer, and commit nothing'
+complete -c rtdb -n '__rtdb_using tx' -l wait -x -d 'with an offline cache, wait this long for the server'
+complete -c rtdb -n '__rtdb_using get query' -l partial -d 'with an offline cache, print the part it holds (exit 10)'
+# queue, sync
+complete -c rtdb -n '__rtdb_using queue; and not __fish_seen_subcommand_from drop clear' -a 'drop clear' -d 'queue action'
+complete -c rtdb -n '__rtdb_using queue' -l rejected -d 'list the rejected writes instead'
+complete -c rtdb -n '__rtdb_using sync' -l writes-only -d 'send the queued writes only'
+complete -c rtdb -n '__rtdb_using sync' -l follow -d 'keep sending new writes until SIGINT or SIGTERM'
 # watch
 complete -c rtdb -n '__rtdb_using watch' -l child-events -d 'print child events instead of value events'
 complete -c rtdb -n '__rtdb_using watch' -l count -x -d 'exit after N event lines'

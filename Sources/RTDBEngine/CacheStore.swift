@@ -29,6 +29,19 @@ public struct QueuedWrite: Sendable {
     /// `uid:<sub>`, `admin` or `anonymous`: who made it (never a credential).
     public var principal: String
 
+    public init(id: Int64, cmd: String, kind: Kind, path: Path, data: Node, state: State, attempts: Int,
+                createdMillis: Int64, principal: String) {
+        self.id = id
+        self.cmd = cmd
+        self.kind = kind
+        self.path = path
+        self.data = data
+        self.state = state
+        self.attempts = attempts
+        self.createdMillis = createdMillis
+        self.principal = principal
+    }
+
     /// The write as sets at absolute paths (one for a set, one per key of an update).
     public var sets: [(path: Path, value: Node)] {
         switch kind {
@@ -111,6 +124,7 @@ extension EmbeddedDatabase {
             CREATE TABLE IF NOT EXISTS cache_writes(id INTEGER PRIMARY KEY AUTOINCREMENT, cmd TEXT NOT NULL, kind TEXT NOT NULL,
                 path TEXT NOT NULL, data TEXT NOT NULL, state TEXT NOT NULL DEFAULT 'pending', attempts INTEGER NOT NULL DEFAULT 0,
                 created_ms INTEGER NOT NULL, principal TEXT NOT NULL);
+            CREATE INDEX IF NOT EXISTS cache_writes_by_path ON cache_writes(path);
             CREATE TABLE IF NOT EXISTS cache_rejections(seq INTEGER PRIMARY KEY AUTOINCREMENT, id INTEGER NOT NULL, cmd TEXT NOT NULL,
                 kind TEXT NOT NULL, path TEXT NOT NULL, data TEXT NOT NULL, principal TEXT NOT NULL, created_ms INTEGER NOT NULL,
                 attempts INTEGER NOT NULL, code TEXT NOT NULL, error TEXT NOT NULL, at_ms INTEGER NOT NULL);
@@ -252,6 +266,26 @@ extension EmbeddedDatabase {
         return out
     }
 
+    /// The queued writes made at `path`, at one of its `ancestors` or below `path`, in id
+    /// order: the only ones that can change what `path` holds (an update's sets are below its path).
+    func queued(_ c: Connection, touching path: Path, ancestors: [Path]) throws -> [QueuedWrite] {
+        var out: [QueuedWrite] = []
+        let at = try c.statement("SELECT \(EmbeddedDatabase.writeColumns) FROM cache_writes WHERE path = ?1")
+        for p in ancestors {
+            at.reset()
+            at.bind(1, text: p.description)
+            while try at.step() { out.append(try EmbeddedDatabase.queuedWrite(at)) }
+        }
+        at.reset()
+        let prefix = path.isRoot ? "/" : path.description + "/"
+        let below = try c.statement("SELECT \(EmbeddedDatabase.writeColumns) FROM cache_writes WHERE path > ?1 AND path < ?2")
+        defer { below.reset() }
+        below.bind(1, text: prefix)
+        below.bind(2, text: String(prefix.dropLast()) + "0")   // "0" follows "/"
+        while try below.step() { out.append(try EmbeddedDatabase.queuedWrite(below)) }
+        return out.sorted { $0.id < $1.id }
+    }
+
     /// The queued write `id`, or nil when it is gone (acknowledged, rejected or dropped).
     public func queuedWrite(id: Int64) throws -> QueuedWrite? {
         try readingCache(nil) { c in
@@ -270,16 +304,50 @@ extension EmbeddedDatabase {
     /// Marks write `id` as being sent (`state = sending`, `attempts + 1`) and commits; returns
     /// the row as it was before, or nil when it is gone.
     public func beginSending(id: Int64) throws -> QueuedWrite? {
+        try writing { c in try markSending(c, id) }
+    }
+
+    /// Marks the rows `ids` as being sent together in one transaction; returns those found, as
+    /// they were before, in the order given.
+    public func beginSending(ids: [Int64]) throws -> [QueuedWrite] {
+        try writing { c in try ids.compactMap { try markSending(c, $0) } }
+    }
+
+    /// Undoes `beginSending(ids:)` for rows whose request was answered with a refusal of the
+    /// whole: nothing of them was applied, so they are pending and unsent again.
+    public func unmarkSending(ids: [Int64]) throws {
         try writing { c in
-            let s = try c.statement("SELECT \(EmbeddedDatabase.writeColumns) FROM cache_writes WHERE id = ?1")
-            s.bind(1, int: id)
-            guard try s.step() else { s.reset(); return nil }
-            let row = try EmbeddedDatabase.queuedWrite(s)
-            s.reset()
-            let u = try c.statement("UPDATE cache_writes SET state = 'sending', attempts = attempts + 1 WHERE id = ?1")
-            u.bind(1, int: id)
-            try u.run()
-            return row
+            let u = try c.statement("UPDATE cache_writes SET state = 'pending', attempts = max(attempts - 1, 0) WHERE id = ?1")
+            for id in ids {
+                u.reset()
+                u.bind(1, int: id)
+                try u.run()
+            }
+        }
+    }
+
+    /// Acknowledges several rows at once (one request carried them all), in one transaction.
+    public func acknowledge(batch: [(id: Int64, store: [(path: Path, value: Node)], complete: [Path], incomplete: [Path])]) throws {
+        try writing { c in
+            let d = try c.statement("DELETE FROM cache_writes WHERE id = ?1")
+            var stored: [(path: Path, value: Node)] = []
+            for row in batch {
+                d.reset()
+                d.bind(1, int: row.id)
+                try d.run()
+                for s in row.store { try write(c, s.path, s.value) }
+                stored += row.store
+            }
+            if !stored.isEmpty {
+                try log(c, stored.count > EmbeddedDatabase.logMaxPaths ? [.root] : stored.map { $0.path }, .update(.root, stored))
+            }
+            let now = clock()
+            for row in batch {
+                for p in row.complete { try track(c, p, EmbeddedDatabase.defaultParams, complete: true, keys: nil, etag: nil, now: now) }
+                for p in row.incomplete { try dropCompleteness(c, p) }
+            }
+            if !stored.isEmpty { try countCacheUpdate(c, bytes: stored.reduce(0) { $0 + EmbeddedDatabase.approximateBytes($1.value) },
+                                                     protect: stored.map { ($0.path, EmbeddedDatabase.defaultParams) }) }
         }
     }
 
@@ -295,8 +363,12 @@ extension EmbeddedDatabase {
     /// The server acknowledged write `id`: in one transaction, deletes the row, stores each of
     /// `store` (values as the server holds them) in the server cache and marks each of
     /// `complete` as a complete default query. `incomplete` paths lose completeness instead
-    /// (a value that could not be read back).
-    public func acknowledge(id: Int64, store: [(path: Path, value: Node)], complete: [Path], incomplete: [Path] = []) throws {
+    /// (a value that could not be read back). With `beginSending`, that row is marked as
+    /// being sent in the same transaction (one commit per row for a flusher that goes on at
+    /// once); its row as it was before is returned (nil when it is gone).
+    @discardableResult
+    public func acknowledge(id: Int64, store: [(path: Path, value: Node)], complete: [Path], incomplete: [Path] = [],
+                            beginSending next: Int64? = nil) throws -> QueuedWrite? {
         try writing { c in
             let d = try c.statement("DELETE FROM cache_writes WHERE id = ?1")
             d.bind(1, int: id)
@@ -314,7 +386,21 @@ extension EmbeddedDatabase {
             for p in incomplete { try dropCompleteness(c, p) }
             if !store.isEmpty { try countCacheUpdate(c, bytes: store.reduce(0) { $0 + EmbeddedDatabase.approximateBytes($1.value) },
                                                     protect: store.map { ($0.path, EmbeddedDatabase.defaultParams) }) }
+            guard let next else { return nil }
+            return try markSending(c, next)
         }
+    }
+
+    private func markSending(_ c: Connection, _ id: Int64) throws -> QueuedWrite? {
+        let s = try c.statement("SELECT \(EmbeddedDatabase.writeColumns) FROM cache_writes WHERE id = ?1")
+        s.bind(1, int: id)
+        guard try s.step() else { s.reset(); return nil }
+        let row = try EmbeddedDatabase.queuedWrite(s)
+        s.reset()
+        let u = try c.statement("UPDATE cache_writes SET state = 'sending', attempts = attempts + 1 WHERE id = ?1")
+        u.bind(1, int: id)
+        try u.run()
+        return row
     }
 
     /// Removes write `id` and logs it as rejected with `code` and `message` (the last 100 are
@@ -561,7 +647,7 @@ extension EmbeddedDatabase {
                 base = base.isObject ? Node.object(normalizing: base.children.filter { known.contains($0.key) }) : (known.isEmpty ? .null : base)
                 if !complete && !base.isObject { base = .null }
             }
-            let writes = try queued(c, through: nil).filter { w in
+            let writes = try queued(c, touching: path, ancestors: ancestors).filter { w in
                 w.sets.contains { $0.path.contains(path) || path.contains($0.path) }
             }.map { WriteTree.Write(id: $0.id, sets: $0.sets) }
             let layered = WriteTree.layer(base, at: path, writes: writes, now: now)

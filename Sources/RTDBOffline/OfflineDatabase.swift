@@ -75,27 +75,53 @@ public final class OfflineDatabase {
         }
         defer { withExtendedLifetime(lock) {} }
         var rows = try cache.queuedWrites(through: through)
+        let offset = (try? cache.serverTimeOffset()) ?? nil ?? 0
+        func expired() -> Bool {
+            guard let exp = Principal.expiryMillis(remote.credential) else { return false }
+            return exp <= OfflineClock.wallMillis() + offset
+        }
+        /// The row already marked sending in the previous row's acknowledgement (its state before).
+        var marked: QueuedWrite? = nil
+        /// After a batch the server refused as a whole, its rows go one by one up to here.
+        var soloUntil = 0
         var i = 0
         while i < rows.count {
             let row = rows[i]
-            if row.principal != principal {
-                return Stop(reason: "principal_mismatch", error: RTDBError(.principalMismatch,
-                    "queued write \(row.id) was made as \(row.principal), but the credential now is \(principal); "
-                    + "give that credential, or drop the write with 'rtdb queue drop \(row.id)'"))
+            let before: QueuedWrite
+            if let m = marked, m.id == row.id {
+                before = m
+            } else {
+                if row.principal != principal {
+                    return Stop(reason: "principal_mismatch", error: RTDBError(.principalMismatch,
+                        "queued write \(row.id) was made as \(row.principal), but the credential now is \(principal); "
+                        + "give that credential, or drop the write with 'rtdb queue drop \(row.id)'"))
+                }
+                if expired() {
+                    if try refresh() { rows = try cache.queuedWrites(through: through); i = 0; continue }
+                    return Stop(reason: "unauthenticated", error: RTDBError(.unauthenticated,
+                        "the ID token has expired; queued writes wait for a fresh one (--auth or --auth-command)"))
+                }
+                // Connected first: a row is marked sending only when its request can leave, so a
+                // server that is simply down never makes a row look resent.
+                do {
+                    try remote.connect()
+                } catch let e as RTDBError {
+                    return Stop(reason: e.code == .timeout ? "timeout" : "offline", error: e)
+                }
+                if i >= soloUntil {
+                    let batch = OfflineDatabase.coalesce(rows, from: i, principal: principal)
+                    if batch.count > 1 {
+                        switch try sendBatch(batch, onEvent: onEvent) {
+                        case .acked: i += batch.count; continue
+                        case .split: soloUntil = i + batch.count
+                        case .stop(let stop): return stop
+                        }
+                    }
+                }
+                guard let b = try cache.beginSending(id: row.id) else { i += 1; continue }
+                before = b
             }
-            if let exp = Principal.expiryMillis(remote.credential), exp <= estimatedServerTime() {
-                if try refresh() { rows = try cache.queuedWrites(through: through); i = 0; continue }
-                return Stop(reason: "unauthenticated", error: RTDBError(.unauthenticated,
-                    "the ID token has expired; queued writes wait for a fresh one (--auth or --auth-command)"))
-            }
-            // Connected first: a row is marked sending only when its request can leave, so a
-            // server that is simply down never makes a row look resent.
-            do {
-                try remote.connect()
-            } catch let e as RTDBError {
-                return Stop(reason: e.code == .timeout ? "timeout" : "offline", error: e)
-            }
-            guard let before = try cache.beginSending(id: row.id) else { i += 1; continue }
+            marked = nil
             let answer: HTTPClientResponse
             do {
                 answer = try send(row)
@@ -106,7 +132,12 @@ public final class OfflineDatabase {
             switch answer.status {
             case 200...299:
                 let answered = OfflineDatabase.answered(row, answer)
-                try cache.acknowledge(id: row.id, store: answered.values, complete: answered.complete, incomplete: answered.incomplete)
+                // The next row goes out at once on this open connection: it is marked sending
+                // in the same transaction.
+                var next: Int64? = nil
+                if i + 1 < rows.count, rows[i + 1].principal == principal, !expired() { next = rows[i + 1].id }
+                marked = try cache.acknowledge(id: row.id, store: answered.values, complete: answered.complete,
+                                               incomplete: answered.incomplete, beginSending: next)
                 try onEvent(.acked(row, answered: answered.values, resent: resent))
             case 400, 403, 413:
                 let e = rejection(row, answer)
@@ -130,6 +161,95 @@ public final class OfflineDatabase {
             i += 1
         }
         return nil
+    }
+
+    /// Most rows one batch carries, and most bytes of its body.
+    static let batchRows = 500
+    static let batchBytes = 1 << 20
+
+    /// The rows from `start` on that can go as one multi-path update: consecutive, made by
+    /// `principal`, none at the root, and no path of one at, above or below a path of
+    /// another. Applied together they leave what they would leave one after another, and the
+    /// server applies an update whole or not at all, so order and atomicity hold.
+    static func coalesce(_ rows: [QueuedWrite], from start: Int, principal: String) -> [QueuedWrite] {
+        var batch: [QueuedWrite] = []
+        var paths: [Path] = []
+        var bytes = 0
+        var j = start
+        while j < rows.count && batch.count < batchRows {
+            let r = rows[j]
+            let sets = r.sets
+            guard r.principal == principal, !sets.isEmpty, sets.allSatisfy({ !$0.path.isRoot }) else { break }
+            if sets.contains(where: { s in paths.contains { $0.contains(s.path) || s.path.contains($0) } }) { break }
+            // Within one row, an update's paths never overlap (checked when it was made).
+            let size = sets.reduce(0) { $0 + $1.path.description.utf8.count + JSONWriter.string($1.value).utf8.count + 4 }
+            if !batch.isEmpty && bytes + size > batchBytes { break }
+            batch.append(r)
+            paths += sets.map { $0.path }
+            bytes += size
+            j += 1
+        }
+        return batch
+    }
+
+    enum BatchOutcome {
+        case acked
+        /// Refused as a whole (nothing applied): send the rows one by one.
+        case split
+        case stop(Stop)
+    }
+
+    /// Sends `batch` as one PATCH at the root.
+    private func sendBatch(_ batch: [QueuedWrite], onEvent: (Event) throws -> Void) throws -> BatchOutcome {
+        let befores = try cache.beginSending(ids: batch.map { $0.id })
+        guard befores.count == batch.count else {
+            try cache.unmarkSending(ids: befores.map { $0.id })
+            return .split
+        }
+        var entries: [Node.Entry] = []
+        for r in batch {
+            for s in r.sets { entries.append(Node.Entry(s.path.keys.joined(separator: "/"), s.value)) }
+        }
+        let idempotent = entries.allSatisfy { !ServerValues.containsPlaceholder($0.node) }
+        let answer: HTTPClientResponse
+        do {
+            answer = try remote.request("PATCH", .root, body: RemoteDatabase.updateBody(entries), idempotent: idempotent)
+        } catch let e as RTDBError {
+            return .stop(Stop(reason: e.code == .timeout ? "timeout" : "offline", error: e))
+        }
+        switch answer.status {
+        case 200...299:
+            let members = (try? answer.body.withUnsafeBufferPointer { try JSONReader.parseEntries($0) }) ?? nil
+            var acks: [(id: Int64, store: [(path: Path, value: Node)], complete: [Path], incomplete: [Path])] = []
+            for r in batch {
+                var store: [(path: Path, value: Node)] = []
+                var complete: [Path] = []
+                var incomplete: [Path] = []
+                for s in r.sets {
+                    let key = s.path.keys.joined(separator: "/")
+                    if let m = members?.last(where: { $0.key == key }) {
+                        store.append((s.path, m.node))
+                        complete.append(s.path)
+                    } else if !ServerValues.containsPlaceholder(s.value) {
+                        store.append((s.path, s.value))
+                        complete.append(s.path)
+                    } else {
+                        incomplete.append(s.path)
+                    }
+                }
+                acks.append((r.id, store, complete, incomplete))
+            }
+            try cache.acknowledge(batch: acks)
+            for (r, (b, a)) in zip(batch, zip(befores, acks)) {
+                try onEvent(.acked(r, answered: a.store, resent: b.attempts > 0))
+            }
+            return .acked
+        case 400, 401, 403, 413:
+            try cache.unmarkSending(ids: batch.map { $0.id })
+            return .split
+        default:
+            return .stop(Stop(reason: "unavailable", error: remote.error(for: answer, what: "the queued writes \(batch[0].id)…\(batch[batch.count - 1].id)")))
+        }
     }
 
     /// Fetches a fresh credential once per process; true when it did.
@@ -269,6 +389,7 @@ public final class OfflineDatabase {
         if mode != .offline {
             _ = try? flush()
             do {
+                try remote.connect()   // a server that is down answers at once, without retries
                 try fetch(path, query: query, params: params)
             } catch let e as RTDBError where mode == .auto && (e.code == .unavailable || e.code == .timeout) {
                 // The server cannot be reached: the cache answers.

@@ -59,7 +59,7 @@ struct ManPageRenderTests {
         let section = lines[(start + 1)...].prefix { !$0.hasPrefix("EXAMPLES") }
         let entries: [(status: String, text: String)] = [
             ("0", "Success"), ("1", "internal, io_error:"), ("2", "usage:"), ("3", "invalid_json,"),
-            ("4", "permission_denied:"), ("5", "not_committed:"), ("6", "unavailable, timeout:"),
+            ("4", "permission_denied,"), ("5", "not_committed:"), ("6", "unavailable, timeout:"),
             ("7", "unsupported:"), ("130", "Ended by SIGINT"), ("143", "Ended by SIGTERM"),
         ]
         for e in entries {

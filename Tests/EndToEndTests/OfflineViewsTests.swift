@@ -4,70 +4,6 @@ import Testing
 import Glibc
 #endif
 
-/// `rtdb serve` on one port across restarts, for the cache-view tests: started on a free port,
-/// killed with `kill -9`, started again on the same port. Stopped when released.
-final class ViewsServer {
-    let sandbox: Sandbox
-    let file: String
-    let extra: [String]
-    private(set) var port = 0
-    private(set) var child: Child?
-    private var starts = 0
-
-    init?(_ sandbox: Sandbox, file: String, _ extra: [String] = []) {
-        self.sandbox = sandbox
-        self.file = file
-        self.extra = extra
-        guard start() else { return nil }
-    }
-
-    var url: String { "http://127.0.0.1:\(port)?ns=t" }
-
-    /// Starts the server and waits for its listening line; retries while the port is busy.
-    @discardableResult
-    func start() -> Bool {
-        let deadline = Date().addingTimeInterval(30)
-        while Date() < deadline {
-            starts += 1
-            guard let c = sandbox.background([Binary.rtdb, "serve", "--db", file, "--port", String(port)] + extra,
-                                             name: "views-serve\(starts)") else { return false }
-            let lineDeadline = Date().addingTimeInterval(15)
-            while Date() < lineDeadline && c.isRunning {
-                if let first = c.stdout.split(separator: "\n").first, let obj = object(String(first)), let u = obj["url"] as? String,
-                   let p = Int(u.split(separator: ":").last ?? "") {
-                    port = p
-                    child = c
-                    return true
-                }
-                usleep(5_000)
-            }
-            c.killGroup()
-            _ = c.wait(timeout: 5)
-            usleep(200_000)
-        }
-        return false
-    }
-
-    func kill9() {
-        guard let c = child else { return }
-        c.killGroup(SIGKILL)
-        _ = c.wait(timeout: 10)
-        child = nil
-    }
-
-    deinit { kill9() }
-}
-
-/// Polls `condition` every 20 ms until it holds or `seconds` pass (generous for a loaded machine).
-private func within(_ seconds: Double, _ condition: () -> Bool) -> Bool {
-    let deadline = Date().addingTimeInterval(seconds)
-    while Date() < deadline {
-        if condition() { return true }
-        usleep(20_000)
-    }
-    return condition()
-}
-
 /// The JSON lines a background child printed so far (complete lines only).
 private func printed(_ c: Child) -> [String] {
     let text = c.stdout
@@ -82,11 +18,11 @@ private func printed(_ c: Child) -> [String] {
     var serverFile: String { s.dir + "/S.db" }
     var cacheFile: String { s.dir + "/C.db" }
 
-    func r(_ server: ViewsServer, _ args: [String]) -> RunResult {
+    func r(_ server: RestartableServer, _ args: [String]) -> RunResult {
         s.rtdb(["--url", server.url, "--cache", cacheFile] + args, timeout: 120)
     }
 
-    func watch(_ server: ViewsServer, _ args: [String], name: String) -> Child? {
+    func watch(_ server: RestartableServer, _ args: [String], name: String) -> Child? {
         s.background([Binary.rtdb, "--url", server.url, "--cache", cacheFile, "watch"] + args, name: name)
     }
 
@@ -100,14 +36,14 @@ private func printed(_ c: Child) -> [String] {
 
     @Test func scenario4TheDinosaurScoresEventForEvent() throws {
         #expect(s.rtdb("--db", serverFile, "set", "/scores", OfflineViewsTests.scores, "-q").status == 0)
-        let srv = try #require(ViewsServer(s, file: serverFile))
+        let srv = try #require(RestartableServer(s, file: serverFile))
         let q4 = r(srv, ["query", "/scores", "--order-by-value", "--limit-to-last", "4"])
         #expect(lines(q4).compactMap { $0["key"] as? String } == ["triceratops", "bruhathkayosaurus", "linhenykus", "pterodactyl"], "\(q4)")
         srv.kill9()
 
         // limitToLast(2) from the cached limitToLast(4): two child_added, no value.
         let two = try #require(watch(srv, ["/scores", "--order-by-value", "--limit-to-last", "2", "--child-events"], name: "w2"))
-        #expect(within(30) { printed(two).count >= 2 }, "\(two.stdout) \(two.stderr)")
+        #expect(eventually(30) { printed(two).count >= 2 }, "\(two.stdout) \(two.stderr)")
         usleep(1_000_000)   // the scenario's second: nothing more may come
         two.killGroup(SIGTERM)
         #expect(two.wait(timeout: 10) == 143)
@@ -119,11 +55,11 @@ private func printed(_ c: Child) -> [String] {
 
         // limitToLast(6): the four known at once, the two others and value when the server is back.
         let six = try #require(watch(srv, ["/scores", "--order-by-value", "--limit-to-last", "6", "--child-events"], name: "w6"))
-        #expect(within(30) { printed(six).count >= 4 }, "\(six.stdout) \(six.stderr)")
+        #expect(eventually(30) { printed(six).count >= 4 }, "\(six.stdout) \(six.stderr)")
         usleep(300_000)
         #expect(printed(six).count == 4, "no value while incomplete: \(six.stdout)")
         #expect(srv.start())
-        #expect(within(60) { printed(six).count >= 7 }, "\(six.stdout) \(six.stderr)")
+        #expect(eventually(60) { printed(six).count >= 7 }, "\(six.stdout) \(six.stderr)")
         usleep(300_000)
         six.killGroup(SIGTERM)
         #expect(six.wait(timeout: 10) == 143)
@@ -140,26 +76,22 @@ private func printed(_ c: Child) -> [String] {
 
     @Test func scenario3AnOfflineWatchShowsAQueuedWriteAndItsRevert() throws {
         let rules = s.write("rules.json", #"{"rules":{".read":true,"open":{".write":true}}}"#)
-        let srv = try #require(ViewsServer(s, file: serverFile, ["--rules", rules]))
+        let srv = try #require(RestartableServer(s, file: serverFile, ["--rules", rules]))
         // A signed-in user (an unsigned token, as rtdb serve trusts without --project-id): the rules apply.
-        func b64(_ t: String) -> String {
-            Data(t.utf8).base64EncodedString().replacingOccurrences(of: "+", with: "-")
-                .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
-        }
-        let auth = ["--auth", b64(#"{"alg":"none","typ":"JWT"}"#) + "." + b64(#"{"sub":"alice","exp":4102444800}"#) + "."]
+        let auth = ["--auth", mockToken(sub: "alice", exp: 4_102_444_800)]
         srv.kill9()
         let w = try #require(s.background([Binary.rtdb, "--url", srv.url, "--cache", cacheFile] + auth
                                           + ["--offline", "watch", "/locked", "--child-events"], name: "w"))
         // The watch is up once it holds its session; a write made before that shows all the same.
         let x = r(srv, auth + ["set", "/locked/x", "1"])
         #expect(lines(x).first?["queued"] as? Bool == true, "\(x)")
-        #expect(within(30) { printed(w).count >= 1 }, "\(w.stdout) \(w.stderr)")
+        #expect(eventually(30) { printed(w).count >= 1 }, "\(w.stdout) \(w.stderr)")
         #expect(printed(w).first == #"{"event":"child_added","path":"/locked","key":"x","prev":null,"value":1}"#)
         #expect(r(srv, auth + ["set", "/open/y", "1"]).status == 0)
         #expect(srv.start())
         let sync = r(srv, auth + ["sync"])
         #expect(sync.status == 4, "\(sync)")
-        #expect(within(30) { printed(w).count >= 2 }, "\(w.stdout) \(w.stderr)")
+        #expect(eventually(30) { printed(w).count >= 2 }, "\(w.stdout) \(w.stderr)")
         w.killGroup(SIGTERM)
         _ = w.wait(timeout: 10)
         #expect(printed(w) == [
@@ -171,9 +103,9 @@ private func printed(_ c: Child) -> [String] {
 
     @Test func anAutoWatchShowsOfflineWritesThenCatchesUpAndSendsThem() throws {
         #expect(s.rtdb("--db", serverFile, "set", "/r", #"{"a":1}"#, "-q").status == 0)
-        let srv = try #require(ViewsServer(s, file: serverFile))
+        let srv = try #require(RestartableServer(s, file: serverFile))
         let w = try #require(watch(srv, ["/r", "--child-events"], name: "auto"))
-        #expect(within(30) { printed(w).count >= 2 }, "\(w.stdout) \(w.stderr)")
+        #expect(eventually(30) { printed(w).count >= 2 }, "\(w.stdout) \(w.stderr)")
         #expect(printed(w) == [
             #"{"event":"child_added","path":"/r","key":"a","prev":null,"value":1}"#,
             #"{"event":"value","path":"/r","value":{"a":1}}"#,
@@ -182,13 +114,13 @@ private func printed(_ c: Child) -> [String] {
         // Queued by another process while the server is away: shown at once.
         let b = r(srv, ["set", "/r/b", "2"])
         #expect(lines(b).first?["queued"] as? Bool == true, "\(b)")
-        #expect(within(30) { printed(w).count >= 3 }, "\(w.stdout) \(w.stderr)")
+        #expect(eventually(30) { printed(w).count >= 3 }, "\(w.stdout) \(w.stderr)")
         // Changed on the server meanwhile: shown when the watch is connected again, and the
         // queued write is sent by the watch.
         #expect(s.rtdb("--db", serverFile, "set", "/r/c", "3", "-q").status == 0)
         #expect(srv.start())
-        #expect(within(60) { printed(w).count >= 4 }, "\(w.stdout) \(w.stderr)")
-        #expect(within(60) { serverHas("/r/b") == "2" })
+        #expect(eventually(60) { printed(w).count >= 4 }, "\(w.stdout) \(w.stderr)")
+        #expect(eventually(60) { serverHas("/r/b") == "2" })
         w.killGroup(SIGTERM)
         _ = w.wait(timeout: 10)
         #expect(printed(w) == [
@@ -202,7 +134,7 @@ private func printed(_ c: Child) -> [String] {
 
     @Test func aValueWatchPrintsNothingUntilTheCacheIsComplete() throws {
         #expect(s.rtdb("--db", serverFile, "set", "/v", #"{"a":1,"b":2}"#, "-q").status == 0)
-        let srv = try #require(ViewsServer(s, file: serverFile))
+        let srv = try #require(RestartableServer(s, file: serverFile))
         #expect(r(srv, ["get", "/v/a"]).status == 0)   // only a child is cached
         srv.kill9()
         let w = try #require(watch(srv, ["/v", "--count", "1"], name: "value"))
@@ -217,7 +149,7 @@ private func printed(_ c: Child) -> [String] {
         var big: [String] = []
         for i in 0..<30 { big.append("\"\(i)\":\"\(String(repeating: "x", count: 100_000))\"") }
         #expect(s.rtdb(["--db", serverFile, "set", "/big", "--file", s.write("big.json", "{" + big.joined(separator: ",") + "}"), "-q"]).status == 0)
-        let srv = try #require(ViewsServer(s, file: serverFile))
+        let srv = try #require(RestartableServer(s, file: serverFile))
         let size = ["--cache-size", "1048576"]
         let kept = r(srv, size + ["keep", "add", "/big/0"])
         expectLines(kept, [#"{"event":"kept","path":"/big/0","query":null,"complete":true}"#])
@@ -248,7 +180,7 @@ private func printed(_ c: Child) -> [String] {
         var big: [String] = []
         for i in 0..<15 { big.append("\"\(i)\":\"\(String(repeating: "y", count: 100_000))\"") }
         #expect(s.rtdb(["--db", serverFile, "set", "/big", "--file", s.write("big.json", "{" + big.joined(separator: ",") + "}"), "-q"]).status == 0)
-        let srv = try #require(ViewsServer(s, file: serverFile))
+        let srv = try #require(RestartableServer(s, file: serverFile))
         let size = ["--cache-size", "1048576"]
         #expect(r(srv, size + ["keep", "add", "/big/3"]).status == 0)
         #expect(r(srv, size + ["get", "/big/1"]).status == 0)
@@ -269,7 +201,7 @@ private func printed(_ c: Child) -> [String] {
 
     @Test func keepAddRmLsAndCacheClear() throws {
         #expect(s.rtdb("--db", serverFile, "set", "/k", #"{"a":1}"#, "-q").status == 0)
-        let srv = try #require(ViewsServer(s, file: serverFile))
+        let srv = try #require(RestartableServer(s, file: serverFile))
         expectLines(r(srv, ["keep", "add", "/k"]), [#"{"event":"kept","path":"/k","query":null,"complete":true}"#])
         expectLines(r(srv, ["keep", "add", "/s", "--order-by-value", "--limit-to-last", "2"]),
                     [#"{"event":"kept","path":"/s","query":{"limitToLast":"2","orderBy":"\"$value\""},"complete":true}"#])
@@ -295,7 +227,7 @@ private func printed(_ c: Child) -> [String] {
     }
 
     @Test func badKeepAndCacheInputIsAUsageErrorAndChangesNothing() throws {
-        let srv = try #require(ViewsServer(s, file: serverFile))
+        let srv = try #require(RestartableServer(s, file: serverFile))
         srv.kill9()
         #expect(r(srv, ["keep", "add", "/a"]).status == 0)
         for args in [["keep"], ["keep", "bogus"], ["keep", "add"], ["keep", "add", "/a", "/b"], ["keep", "rm"],

@@ -1,4 +1,6 @@
 import RTDBCore
+import RTDBEngine
+import RTDBOffline
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -12,7 +14,9 @@ enum TxCommand {
         arguments: [("PATH", .path, "database path"), ("CMD", .command, "command that reads the current value on stdin and prints the new one")],
         options: [OptionSpec("--max-retries", value: "N", kind: .number, "attempts in all before giving up (default 25 on a remote database, no limit on the embedded one)"),
                   OptionSpec("--command-timeout", value: "SECONDS", kind: .number,
-                             "stop CMD when one run takes longer, and commit nothing (timeout, status 6; default: no limit)")],
+                             "stop CMD when one run takes longer, and commit nothing (timeout, status 6; default: no limit)"),
+                  OptionSpec("--wait", value: "SECONDS", kind: .number,
+                             "with an offline cache: wait up to this long for the server to be reachable (a transaction is never queued)")],
         description: "Runs CMD (no shell) with the current value at PATH as one JSON line on stdin; its stdout, parsed as JSON, "
             + "is the new value (null deletes). A non-zero exit or empty output aborts. The write commits only if PATH still "
             + "holds the value CMD saw, otherwise CMD runs again with the fresh value; no lock is held while CMD runs. "
@@ -21,7 +25,10 @@ enum TxCommand {
             + "contention never makes tx give up. CMD must not write the same database itself then. "
             + "Prints {\"path\":P,\"committed\":B,\"value\":V,\"attempts\":N}; not committed exits with status 5. "
             + "CMD runs in a process group of its own; output larger than the write limit stops it (too_large), and "
-            + "SIGINT or SIGTERM stop it and end tx with status 130 or 143, nothing committed.",
+            + "SIGINT or SIGTERM stop it and end tx with status 130 or 143, nothing committed. "
+            + "With an offline cache (--persist) a transaction is never queued: it sends the queued writes first, runs "
+            + "against the server and stores the committed value in the cache; an unreachable server is unavailable (6) "
+            + "at once, or after --wait SECONDS of retrying; with --offline it is unavailable at once.",
         examples: ["rtdb tx /posts/p1 -- jq '.starCount += 1'", "rtdb tx /counter -- sh -c 'read n; echo $((n * 2))'"],
         run: run)
 
@@ -61,7 +68,21 @@ enum TxCommand {
             }
             commandTimeout = t
         }
-        let db = try inv.database()
+        var waitSeconds: Double? = nil
+        if let text = inv.value("--wait") {
+            guard let t = Double(text), t.isFinite, t >= 0 else {
+                throw inv.usageError("--wait needs a number of seconds, not \(Limits.quote(text))")
+            }
+            waitSeconds = t
+        }
+        let offline = try inv.offlineDatabase()
+        let db: Database
+        if let offline {
+            try OfflineTx.reachServer(offline, waitSeconds: waitSeconds)
+            db = offline.remote
+        } else {
+            db = try inv.database()
+        }
         // A database with a write lock (the embedded one) needs no bound: after a few stale
         // attempts CMD runs holding the lock, and that attempt cannot be stale. Elsewhere
         // Firebase's rule applies: 25 attempts in all.
@@ -110,6 +131,10 @@ enum TxCommand {
         } catch let e as Interrupted {
             throw Interrupted(signal: e.signal, message: "tx: stopped by \(e.name); \(Limits.quote(command[0])) was stopped and nothing was committed")
         }
+        if let offline, outcome.committed {
+            // The committed value is what the server holds now.
+            try? offline.cache.storeServerAnswer(path, params: EmbeddedDatabase.defaultParams, value: outcome.value)
+        }
         let out = outcome.committed ? inv.output(committed: path) : inv.output()
         try out.record([("path", .string(path.description)), ("committed", .bool(outcome.committed)),
                         ("value", .node(outcome.value)), ("attempts", .int(outcome.attempts))])
@@ -120,5 +145,34 @@ enum TxCommand {
                 : "\(command[0]) aborted"
             throw RTDBError(.notCommitted, "transaction at \(path) not committed: \(why)")
         }
+    }
+}
+
+/// `tx` with an offline cache (offline.md §2.8): never queued, never persisted.
+enum OfflineTx {
+    /// Returns once the server can be reached (then the queued writes are sent first), or
+    /// throws `unavailable`/`timeout`: at once without `--wait`, else after that long of
+    /// retrying with a growing pause.
+    static func reachServer(_ db: OfflineDatabase, waitSeconds: Double?) throws {
+        if db.mode == .offline {
+            throw RTDBError(.unavailable, "tx: a transaction is never queued, so it cannot run with --offline")
+        }
+        let deadline = OfflineClock.monotonicMillis() + Int64((waitSeconds ?? 0) * 1000)
+        var pause: Int64 = 250
+        while true {
+            do {
+                try db.remote.connect()
+                break
+            } catch let e as RTDBError {
+                let now = OfflineClock.monotonicMillis()
+                guard waitSeconds != nil, now < deadline else {
+                    throw RTDBError(e.code == .timeout ? .timeout : .unavailable,
+                                    "tx: \(e.message); a transaction is never queued (--wait SECONDS waits for the server)")
+                }
+                usleep(UInt32(min(pause, deadline - now)) * 1000)
+                pause = min(pause * 2, 2000)
+            }
+        }
+        _ = try? db.flush()
     }
 }

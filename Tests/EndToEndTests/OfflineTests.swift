@@ -1,0 +1,380 @@
+import Foundation
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `rtdb serve` on a port that survives restarts: started on a free port, killed with
+/// `kill -9`, started again on the same port (offline.md Part 3's *start* and *kill*).
+final class RestartableServer {
+    let sandbox: Sandbox
+    let file: String
+    let extra: [String]
+    private(set) var port = 0
+    private(set) var child: Child?
+    private var starts = 0
+
+    init?(_ sandbox: Sandbox, file: String, _ extra: [String] = []) {
+        self.sandbox = sandbox
+        self.file = file
+        self.extra = extra
+        guard start() else { return nil }
+    }
+
+    var url: String { "http://127.0.0.1:\(port)?ns=t" }
+
+    /// Starts the server (on port 0 the first time, then on the same port) and waits for its
+    /// listening line; retries while the port is not free yet.
+    @discardableResult
+    func start() -> Bool {
+        let deadline = Date().addingTimeInterval(20)
+        while Date() < deadline {
+            starts += 1
+            guard let c = sandbox.background([Binary.rtdb, "serve", "--db", file, "--port", String(port)] + extra,
+                                             name: "serve\(starts)") else { return false }
+            let lineDeadline = Date().addingTimeInterval(10)
+            while Date() < lineDeadline && c.isRunning {
+                if let first = c.stdout.split(separator: "\n").first, let obj = object(String(first)), let u = obj["url"] as? String,
+                   let p = Int(u.split(separator: ":").last ?? "") {
+                    port = p
+                    child = c
+                    return true
+                }
+                usleep(5_000)
+            }
+            c.killGroup()
+            _ = c.wait(timeout: 5)
+            usleep(200_000)
+        }
+        return false
+    }
+
+    func kill9() {
+        guard let c = child else { return }
+        c.killGroup(SIGKILL)
+        _ = c.wait(timeout: 10)
+        child = nil
+    }
+
+    deinit { kill9() }
+}
+
+/// Polls `condition` until it holds or `seconds` pass (generous: the machine may be loaded).
+func eventually(_ seconds: Double = 30, _ condition: () -> Bool) -> Bool {
+    let deadline = Date().addingTimeInterval(seconds)
+    while Date() < deadline {
+        if condition() { return true }
+        usleep(20_000)
+    }
+    return condition()
+}
+
+/// A JWT without a signature (what `rtdb serve` accepts without --project-id), for `sub`
+/// expiring at `exp` (seconds).
+func mockToken(sub: String, exp: Int64) -> String {
+    func b64(_ s: String) -> String {
+        Data(s.utf8).base64EncodedString().replacingOccurrences(of: "+", with: "-")
+            .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+    }
+    return b64(#"{"alg":"none","typ":"JWT"}"#) + "." + b64(#"{"sub":"\#(sub)","exp":\#(exp)}"#) + "."
+}
+
+/// The offline cache (offline.md Part 3 scenarios 1, 2, 3, 9, 10, 11, 12, 13 and 4's reads),
+/// through the binary against `rtdb serve`.
+@Suite(.serialized) struct OfflineTests {
+    let s = Sandbox()
+    var serverFile: String { s.dir + "/S.db" }
+    var cacheFile: String { s.dir + "/C.db" }
+
+    /// `$R …`: the remote database through the cache file.
+    func r(_ server: RestartableServer, _ args: [String], stdin: Input = .none, env: [String: String?] = [:]) -> RunResult {
+        s.rtdb(["--url", server.url, "--cache", cacheFile] + args, stdin: stdin, env: env, timeout: 120)
+    }
+
+    /// What the server's file holds at `path` (read as an embedded file).
+    func server(_ path: String) -> String {
+        let r = s.rtdb("--db", serverFile, "get", path)
+        return r.stdout.trimmingCharacters(in: .newlines)
+    }
+
+    func lines(_ r: RunResult) -> [[String: Any]] { r.stdout.split(separator: "\n").compactMap { object(String($0)) } }
+
+    @Test func scenario1QueueAndFlush() throws {
+        let srv = try #require(RestartableServer(s, file: serverFile))
+        expectLines(r(srv, ["set", "/a", "1"]), [#"{"path":"/a","value":1}"#])
+        srv.kill9()
+        let queued = r(srv, ["set", "/b", "2"])
+        #expect(queued.status == 0, "\(queued)")
+        let line = try #require(lines(queued).first)
+        #expect(line["queued"] as? Bool == true && line["value"] as? Int == 2 && line["id"] != nil, "\(queued)")
+        #expect(["offline", "timeout"].contains(line["reason"] as? String ?? ""), "\(queued)")
+        #expect(lines(r(srv, ["queue"])).count == 1)
+        expectLines(r(srv, ["get", "/b"]), ["2"])   // a pending set is complete
+        #expect(server("/b") == "null")
+        #expect(srv.start())
+        let sync = r(srv, ["sync"])
+        #expect(sync.status == 0, "\(sync)")
+        let events = lines(sync)
+        #expect(events.first?["event"] as? String == "acked" && events.first?["path"] as? String == "/b", "\(sync)")
+        #expect(events.last?["event"] as? String == "synced" && events.last?["pending"] as? Int == 0, "\(sync)")
+        #expect(server("/b") == "2")
+        #expect(r(srv, ["queue"]).stdout.isEmpty)
+    }
+
+    @Test func scenario2OrderAcrossProcesses() throws {
+        let srv = try #require(RestartableServer(s, file: serverFile))
+        srv.kill9()
+        #expect(r(srv, ["set", "/l", #"{"x":1}"#]).status == 0)
+        #expect(r(srv, ["set", "/l/y", "2"]).status == 0)
+        #expect(r(srv, ["update", "/l", #"{"x":3}"#]).status == 0)
+        #expect(srv.start())
+        let sync = r(srv, ["sync"])
+        #expect(sync.status == 0, "\(sync)")
+        let acked = lines(sync).filter { $0["event"] as? String == "acked" }.compactMap { $0["id"] as? Int }
+        #expect(acked.count == 3 && acked == acked.sorted(), "\(sync)")
+        #expect(server("/l") == #"{"x":3,"y":2}"#)
+    }
+
+    /// Scenario 3 without its `watch` line (a watcher of the cache showing the revert belongs to
+    /// watch-from-cache).
+    @Test func scenario3RejectionIsRevertedAndLogged() throws {
+        let rules = s.write("rules.json", #"{"rules":{".read":true,"open":{".write":true},"locked":{".write":false}}}"#)
+        let srv = try #require(RestartableServer(s, file: serverFile, ["--rules", rules]))
+        let auth = ["--auth", mockToken(sub: "alice", exp: 4_102_444_800)]
+        srv.kill9()
+        let x = r(srv, auth + ["set", "/locked/x", "1"])
+        #expect(lines(x).first?["queued"] as? Bool == true, "\(x)")
+        // Only the child is known: --partial shows it (status 10).
+        let shown = r(srv, auth + ["--offline", "get", "/locked", "--partial"])
+        #expect(shown.status == 10 && shown.stdout == "{\"x\":1}\n", "\(shown)")
+        #expect(r(srv, auth + ["set", "/open/y", "1"]).status == 0)
+        #expect(srv.start())
+        let sync = r(srv, auth + ["sync"])
+        #expect(sync.status == 4, "\(sync)")
+        let events = lines(sync)
+        #expect(events.count == 3, "\(sync)")
+        #expect(events.first?["event"] as? String == "rejected" && events.first?["path"] as? String == "/locked/x"
+                && events.first?["error"] as? String == "permission_denied", "\(sync)")
+        #expect(events.dropFirst().first?["event"] as? String == "acked", "\(sync)")
+        #expect(sync.stderr.contains("permission_denied"))
+        let rejected = lines(r(srv, auth + ["queue", "--rejected"]))
+        #expect(rejected.count == 1 && rejected.first?["path"] as? String == "/locked/x" && rejected.first?["error"] as? String == "permission_denied")
+        // Reverted: the cache no longer shows it; the server never had it.
+        let reverted = r(srv, auth + ["--offline", "get", "/locked/x", "--partial"])
+        #expect(reverted.status == 10 && reverted.stdout == "null\n", "\(reverted)")
+        #expect(server("/locked") == "null" && server("/open/y") == "1")
+        // Online, a refused write is an error at once and leaves nothing queued.
+        let refused = r(srv, auth + ["set", "/locked/z", "1"])
+        expectError(refused, status: 4, code: "permission_denied")
+        #expect(r(srv, auth + ["queue"]).stdout.isEmpty)
+    }
+
+    /// Scenario 4's reads (the `watch` lines belong to watch-from-cache).
+    @Test func scenario4QueriesFromTheCache() throws {
+        let srv = try #require(RestartableServer(s, file: serverFile))
+        #expect(s.rtdb("--db", serverFile, "set", "/scores", #"{"bruhathkayosaurus":55,"lambeosaurus":21,"linhenykus":80,"pterodactyl":93,"stegosaurus":5,"triceratops":22}"#).status == 0)
+        let q4 = r(srv, ["query", "/scores", "--order-by-value", "--limit-to-last", "4"])
+        #expect(lines(q4).compactMap { $0["key"] as? String } == ["triceratops", "bruhathkayosaurus", "linhenykus", "pterodactyl"], "\(q4)")
+        srv.kill9()
+        let q2 = r(srv, ["query", "/scores", "--order-by-value", "--limit-to-last", "2"])
+        expectError(q2, status: 6, code: "unavailable")
+        #expect(q2.stdout.isEmpty)
+        let partial = r(srv, ["query", "/scores", "--order-by-value", "--limit-to-last", "2", "--partial"])
+        #expect(partial.status == 10, "\(partial)")
+        #expect(lines(partial).compactMap { $0["key"] as? String } == ["linhenykus", "pterodactyl"])
+        #expect(partial.stderr.contains("incomplete"))
+        let again = r(srv, ["query", "/scores", "--order-by-value", "--limit-to-last", "4"])
+        #expect(again.status == 0, "\(again)")
+        #expect(lines(again).count == 4)
+        // A tracked key is complete by itself; the whole location is not.
+        expectLines(r(srv, ["--offline", "get", "/scores/linhenykus"]), ["80"])
+        expectError(r(srv, ["--offline", "get", "/scores"]), status: 6, code: "unavailable")
+    }
+
+    @Test func scenario9TwoFlushersSendEachRowOnce() throws {
+        let srv = try #require(RestartableServer(s, file: serverFile))
+        srv.kill9()
+        for _ in 0..<20 { #expect(r(srv, ["--offline", "increment", "/n"]).status == 0) }
+        #expect(srv.start())
+        let a = s.background([Binary.rtdb, "--url", srv.url, "--cache", cacheFile, "sync"], name: "sync-a")
+        let b = s.background([Binary.rtdb, "--url", srv.url, "--cache", cacheFile, "sync"], name: "sync-b")
+        let (ca, cb) = (try #require(a), try #require(b))
+        #expect(ca.wait(timeout: 120) == 0, "\(ca.stdout)\(ca.stderr)")
+        #expect(cb.wait(timeout: 120) == 0, "\(cb.stdout)\(cb.stderr)")
+        #expect(server("/n") == "20")
+        #expect(r(srv, ["queue"]).stdout.isEmpty)
+    }
+
+    @Test func scenario10CrashDuringFlush() throws {
+        let srv = try #require(RestartableServer(s, file: serverFile))
+        srv.kill9()
+        for _ in 0..<20 { #expect(r(srv, ["--offline", "increment", "/m"]).status == 0) }
+        #expect(srv.start())
+        let first = try #require(s.background([Binary.rtdb, "--url", srv.url, "--cache", cacheFile, "sync"], name: "sync-crash"))
+        #expect(eventually { first.stdout.contains("\"acked\"") || !first.isRunning })
+        first.killGroup(SIGKILL)
+        _ = first.wait(timeout: 10)
+        let second = r(srv, ["sync"])
+        #expect(second.status == 0, "\(second)")
+        #expect(r(srv, ["queue"]).stdout.isEmpty)
+        let resent = first.stdout.contains("\"resent\":true") || second.stdout.contains("\"resent\":true")
+        let m = server("/m")
+        #expect(m == "20" || (m == "21" && resent), "server /m = \(m); first: \(first.stdout) second: \(second.stdout)")
+    }
+
+    @Test func scenario11AnExpiredTokenPausesTheQueue() throws {
+        let srv = try #require(RestartableServer(s, file: serverFile))
+        let old = mockToken(sub: "joe", exp: 1_000_000_000)
+        let fresh = mockToken(sub: "joe", exp: 4_102_444_800)
+        let e = r(srv, ["--auth", old, "set", "/e", "1"])
+        #expect(e.status == 0, "\(e)")
+        #expect(lines(e).first?["reason"] as? String == "unauthenticated", "\(e)")
+        #expect(server("/e") == "null")
+        let stuck = r(srv, ["--auth", old, "sync"])
+        #expect(stuck.status == 4 && stuck.stderr.contains("\"unauthenticated\""), "\(stuck)")
+        #expect(lines(stuck).last?["pending"] as? Int == 1)
+        #expect(lines(r(srv, ["queue"])).count == 1)
+        let sync = r(srv, ["--auth-command", "printf %s \"$FRESH\"", "sync"], env: ["FRESH": fresh])
+        #expect(sync.status == 0, "\(sync)")
+        #expect(lines(sync).first?["event"] as? String == "acked")
+        #expect(server("/e") == "1")
+    }
+
+    @Test func aWriteMadeWithAnotherCredentialStopsTheFlush() throws {
+        let srv = try #require(RestartableServer(s, file: serverFile))
+        srv.kill9()
+        #expect(r(srv, ["--auth", mockToken(sub: "ann", exp: 4_102_444_800), "set", "/p", "1"]).status == 0)
+        #expect(srv.start())
+        let other = r(srv, ["--auth", mockToken(sub: "bob", exp: 4_102_444_800), "sync"])
+        #expect(other.status == 4 && other.stderr.contains("\"principal_mismatch\""), "\(other)")
+        #expect(server("/p") == "null")
+        #expect(lines(r(srv, ["queue"])).count == 1)
+    }
+
+    @Test func scenario12TransactionsAreNeverQueuedAndOnlineNeedsTheServer() throws {
+        let srv = try #require(RestartableServer(s, file: serverFile))
+        srv.kill9()
+        let tx = r(srv, ["tx", "/k", "--", "sh", "-c", "read v; echo $((${v#null} + 1))"])
+        expectError(tx, status: 6, code: "unavailable")
+        #expect(r(srv, ["queue"]).stdout.isEmpty)
+        let waiting = try #require(s.background([Binary.rtdb, "--url", srv.url, "--cache", cacheFile, "tx", "--wait", "60", "/k", "--",
+                                                  "sh", "-c", "read v; echo $((${v#null} + 1))"], name: "tx-wait"))
+        usleep(500_000)
+        #expect(srv.start())
+        #expect(waiting.wait(timeout: 90) == 0, "\(waiting.stdout)\(waiting.stderr)")
+        #expect(object(waiting.stdout.trimmingCharacters(in: .newlines))?["committed"] as? Bool == true, "\(waiting.stdout)")
+        #expect(server("/k") == "1")
+        srv.kill9()
+        expectError(r(srv, ["--online", "set", "/x", "1"]), status: 6, code: "unavailable")
+        #expect(r(srv, ["queue"]).stdout.isEmpty)
+        expectError(r(srv, ["--offline", "tx", "/k", "--", "cat"]), status: 6, code: "unavailable")
+    }
+
+    @Test func scenario13AQueuedServerTimestampIsResolvedWhenSent() throws {
+        let srv = try #require(RestartableServer(s, file: serverFile))
+        srv.kill9()
+        let t0 = nowMillis()
+        let queued = r(srv, ["set", "/t", "--server-timestamp"])
+        let line = try #require(lines(queued).first)
+        #expect(line["queued"] as? Bool == true && line["estimated"] as? Bool == true, "\(queued)")
+        let estimate = (line["value"] as? NSNumber)?.int64Value ?? 0
+        #expect(abs(estimate - t0) < 10_000, "\(queued)")
+        usleep(2_000_000)
+        #expect(srv.start())
+        let t1 = nowMillis()
+        #expect(r(srv, ["sync"]).status == 0)
+        let stored = Int64(server("/t")) ?? 0
+        #expect(stored >= t1 - 1000 && stored > t0 + 1500, "stored \(stored), t0 \(t0), t1 \(t1)")
+    }
+
+    @Test func pushKeysAreMadeLocallyAndKeptWhenSent() throws {
+        let srv = try #require(RestartableServer(s, file: serverFile))
+        srv.kill9()
+        let pushed = r(srv, ["push", "/msgs", #"{"t":"hi"}"#])
+        let key = try #require(lines(pushed).first?["key"] as? String)
+        #expect(isPushID(key))
+        let many = r(srv, ["push", "/msgs", "--lines"], stdin: .text("1\n2\n"))
+        #expect(lines(many).count == 2 && lines(many).allSatisfy { $0["queued"] as? Bool == true }, "\(many)")
+        #expect(srv.start())
+        #expect(r(srv, ["sync"]).status == 0)
+        let stored = try #require(object(server("/msgs")))
+        #expect(stored.count == 3 && stored[key] != nil)
+    }
+
+    @Test func aFullFlushOfManyRowsKeepsEveryWrite() throws {
+        let srv = try #require(RestartableServer(s, file: serverFile))
+        srv.kill9()
+        let script = "for i in $(seq 1 150); do \"$RTDB\" --url \"$U\" --cache \"$C\" --offline -q set /many/k$i $i || exit 1; done"
+        #expect(s.program(["sh", "-c", script], env: ["U": srv.url, "C": cacheFile], timeout: 300).status == 0)
+        #expect(lines(r(srv, ["queue"])).count == 150)
+        #expect(srv.start())
+        let sync = r(srv, ["sync"])
+        #expect(sync.status == 0)
+        #expect(lines(sync).last?["acked"] as? Int == 150, "\(sync.stdout.suffix(200))")
+        let stored = try #require(object(server("/many")))
+        #expect(stored.count == 150 && stored["k150"] as? Int == 150)
+    }
+
+    @Test func twoProcessesQueueIntoOneCacheAtOnce() throws {
+        let srv = try #require(RestartableServer(s, file: serverFile))
+        srv.kill9()
+        let script = "for i in $(seq 1 15); do \"$RTDB\" --url \"$U\" --cache \"$C\" --offline -q set /w/$W$i $i || exit 1; done"
+        let a = try #require(s.background(["sh", "-c", script], name: "wa", env: ["U": srv.url, "C": cacheFile, "W": "a"]))
+        let b = try #require(s.background(["sh", "-c", script], name: "wb", env: ["U": srv.url, "C": cacheFile, "W": "b"]))
+        #expect(a.wait(timeout: 120) == 0, "\(a.stderr)")
+        #expect(b.wait(timeout: 120) == 0, "\(b.stderr)")
+        let ids = lines(r(srv, ["queue"])).compactMap { $0["id"] as? Int }
+        #expect(ids.count == 30 && Set(ids).count == 30 && ids == ids.sorted())
+        #expect(srv.start())
+        #expect(r(srv, ["sync"]).status == 0)
+        #expect((try #require(object(server("/w")))).count == 30)
+    }
+
+    @Test func queueDropAndClear() throws {
+        let srv = try #require(RestartableServer(s, file: serverFile))
+        srv.kill9()
+        for v in ["1", "2", "3"] { #expect(r(srv, ["--offline", "set", "/d/\(v)", v]).status == 0) }
+        let ids = lines(r(srv, ["queue"])).compactMap { $0["id"] as? Int }
+        #expect(ids.count == 3)
+        expectError(r(srv, ["queue", "drop", String(ids[0]), "999999"]), status: 3, code: "not_found")
+        #expect(lines(r(srv, ["queue"])).count == 3, "an unknown id drops nothing")
+        expectLines(r(srv, ["queue", "drop", String(ids[0])]), [#"{"event":"dropped","id":\#(ids[0]),"path":"/d/1"}"#])
+        expectError(r(srv, ["queue", "drop", "x"]), status: 2, code: "usage")
+        #expect(lines(r(srv, ["queue", "clear"])).count == 2)
+        #expect(r(srv, ["queue"]).stdout.isEmpty)
+        expectError(r(srv, ["--offline", "get", "/d"]), status: 6, code: "unavailable")
+    }
+
+    @Test func badInputIsAUsageErrorAndChangesNothing() throws {
+        let srv = try #require(RestartableServer(s, file: serverFile))
+        expectError(r(srv, ["--cache-size", "1000", "get", "/"]), status: 2, code: "usage")
+        expectError(r(srv, ["--cache-size", "104857601", "get", "/"]), status: 2, code: "usage")
+        expectError(r(srv, ["--get", "/"]), status: 2, code: "usage")
+        expectError(r(srv, ["--connect-timeout", "-1", "get", "/"]), status: 2, code: "usage")
+        expectError(r(srv, ["--offline", "--online", "get", "/"]), status: 2, code: "usage")
+        expectError(s.rtdb(["--url", srv.url, "--cache-size", "x", "--persist", "get", "/"]), status: 2, code: "usage")
+        expectError(s.rtdb(["--url", srv.url, "get", "/"], env: ["RTDB_CACHE_SIZE": "5", "RTDB_PERSIST": "1"]), status: 2, code: "usage")
+        // The cache of another database, and a --db write into a cache file.
+        #expect(r(srv, ["set", "/a", "1"]).status == 0)
+        let other = s.rtdb(["--url", "http://127.0.0.1:\(srv.port)?ns=other", "--cache", cacheFile, "get", "/a"])
+        expectError(other, status: 2, code: "usage")
+        expectError(s.rtdb("--db", cacheFile, "set", "/x", "1"), status: 2, code: "usage")
+        // A bad value queues nothing.
+        expectError(r(srv, ["--offline", "set", "/a", "{bad"]), status: 3, code: "invalid_json")
+        expectError(r(srv, ["queue", "frobnicate"]), status: 2, code: "usage")
+        #expect(r(srv, ["queue"]).stdout.isEmpty)
+        // queue and sync need a cache.
+        expectError(s.rtdb(["--url", srv.url, "queue"]), status: 2, code: "usage")
+        // The options change nothing for the embedded file.
+        expectLines(s.rtdb("--persist", "--offline", "--cache-size", "1", "set", "/e", "1"), [#"{"path":"/e","value":1}"#])
+    }
+
+    @Test func withoutPersistRemoteCommandsTouchNoCache() throws {
+        let srv = try #require(RestartableServer(s, file: serverFile))
+        expectLines(s.rtdb("--url", srv.url, "set", "/a", "1"), [#"{"path":"/a","value":1}"#])
+        #expect(!s.exists(s.dir + "/xdg/rtdb/remote"))
+        // --persist alone uses the default file in the XDG data folder.
+        #expect(s.rtdb("--url", srv.url, "--persist", "get", "/a").stdout == "1\n")
+        #expect(s.exists(s.dir + "/xdg/rtdb/remote/127.0.0.1%3A\(srv.port)_t.db"))
+    }
+}
