@@ -17,9 +17,9 @@ import Darwin
 /// describe the known children at once; a `value` event is printed only while the view is
 /// complete (with `--child-events`, one `value` line marks the moment it becomes complete).
 ///
-/// Auto mode streams the location (the REST event stream), storing each `put`/`patch` into the
-/// server cache with the location's default query complete and active; while the server
-/// cannot be reached it follows the cache file's commits and tries again after 1 s, ×1.3 per
+/// Auto mode first prints what the cache knows, then streams the location (the REST event
+/// stream), storing each `put`/`patch` into the server cache with the location's default
+/// query complete and active; while the server cannot be reached it follows the cache file's commits and tries again after 1 s, ×1.3 per
 /// failure up to 30 s, jittered (0.7–1). Once connected, the stream reconnects by itself; the
 /// fresh value it sends replaces the cached one, and the diff prints what changed meanwhile.
 /// `--offline` only follows the cache file. The watch holds a session (Sessions.swift) whose
@@ -68,6 +68,8 @@ final class CachedWatch {
             // The stream carries the whole location: its default query is the one kept fresh.
             try db.cache.activateQuery(path, params: EmbeddedDatabase.defaultParams, session: session.id)
         }
+        // What the cache knows prints at once, before the server answers (or does not).
+        guard try refresh() else { return }
         db.remote.reconnectMillis = (Int(CachedWatch.retryFirstMillis), Int(CachedWatch.retryCapMillis))
         // Queued writes go out on another connection: this one carries the stream.
         let flusher = try inv.offlineDatabase()

@@ -132,6 +132,30 @@ private func printed(_ c: Child) -> [String] {
         #expect(r(srv, ["queue"]).stdout.isEmpty)
     }
 
+    @Test func anAutoWatchPrintsTheCacheAtOnceWhileTheServerDoesNotAnswer() throws {
+        #expect(s.rtdb("--db", serverFile, "set", "/r", #"{"a":1}"#, "-q").status == 0)
+        let srv = try #require(RestartableServer(s, file: serverFile))
+        #expect(r(srv, ["get", "/r"]).status == 0)
+        srv.kill9()
+        // A listener that takes connections and never answers, on the server's port.
+        let silent = try #require(s.background(["python3", "-c", """
+            import socket, time
+            s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            s.bind(("127.0.0.1", \(srv.port))); s.listen(16); print("listening", flush=True); time.sleep(300)
+            """], name: "silent"))
+        defer { silent.killGroup() }
+        #expect(eventually(30) { silent.stdout.contains("listening") }, "\(silent.stderr)")
+        let w = try #require(s.background([Binary.rtdb, "--url", srv.url, "--cache", cacheFile, "--connect-timeout", "120",
+                                           "watch", "/r", "--child-events"], name: "silentwatch"))
+        defer { w.killGroup() }
+        // The server would take 120 s to give up on; the cache answers long before.
+        #expect(eventually(60) { printed(w).count >= 2 }, "\(w.stdout) \(w.stderr)")
+        #expect(printed(w) == [
+            #"{"event":"child_added","path":"/r","key":"a","prev":null,"value":1}"#,
+            #"{"event":"value","path":"/r","value":{"a":1}}"#,
+        ])
+    }
+
     @Test func aValueWatchPrintsNothingUntilTheCacheIsComplete() throws {
         #expect(s.rtdb("--db", serverFile, "set", "/v", #"{"a":1,"b":2}"#, "-q").status == 0)
         let srv = try #require(RestartableServer(s, file: serverFile))
