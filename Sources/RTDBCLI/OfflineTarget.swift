@@ -14,8 +14,15 @@ extension Invocation {
     /// `--persist`, which then behaves exactly as before. Nothing is opened here.
     func offlineDatabase() throws -> OfflineDatabase? {
         let url: String
-        if let u = value("--url") { url = u } else if let u = Invocation.env("RTDB_URL") { url = u } else { return nil }
-        let target = try RemoteTarget.parse(url, emulatorHost: Invocation.env("FIREBASE_DATABASE_EMULATOR_HOST"))
+        let fromEnv: Bool
+        if let u = value("--url") { (url, fromEnv) = (u, false) } else if let u = Invocation.env("RTDB_URL") { (url, fromEnv) = (u, true) } else { return nil }
+        let target: RemoteTarget
+        do {
+            target = try RemoteTarget.parse(url, emulatorHost: Invocation.env("FIREBASE_DATABASE_EMULATOR_HOST"))
+        } catch let e as RTDBError where fromEnv && e.message.hasPrefix("--url ") {
+            // The URL came from the environment: say so (as `database()` does).
+            throw RTDBError(e.code, "RTDB_URL " + e.message.dropFirst("--url ".count))
+        }
         guard let options = try OfflineOptions.parse(self, target: target) else { return nil }
         let timeout = try timeoutSeconds()
         // Auto mode gives the server the connect timeout, then falls back to the cache.

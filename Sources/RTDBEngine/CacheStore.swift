@@ -88,6 +88,8 @@ public struct CacheRead: Sendable {
     public var complete: Bool
     /// A pending write with server values was applied: the value holds estimates.
     public var estimated: Bool
+    /// The tracked queries the answer came from, with their `last_use_ms` (for `touchQueries`).
+    public var usedQueries: [(id: Int64, lastUseMillis: Int64)] = []
 }
 
 /// The offline cache for a remote database (offline.md §2.1). A cache file is an embedded
@@ -293,6 +295,16 @@ extension EmbeddedDatabase {
             defer { s.reset() }
             s.bind(1, int: id)
             return try s.step() ? try EmbeddedDatabase.queuedWrite(s) : nil
+        }
+    }
+
+    /// True when a write with id ≤ `through` (any, when nil) is queued.
+    public func hasQueuedWrites(through: Int64? = nil) throws -> Bool {
+        try readingCache(false) { c in
+            let s = try c.statement("SELECT 1 FROM cache_writes WHERE id <= ?1 LIMIT 1")
+            defer { s.reset() }
+            s.bind(1, int: through ?? Int64.max)
+            return try s.step()
         }
     }
 
@@ -560,6 +572,31 @@ extension EmbeddedDatabase {
         }
     }
 
+    /// How stale a query's `last_use_ms` may get before a read from the cache sets it again.
+    public static let touchGranularityMillis: Int64 = 60_000
+
+    /// Sets `last_use_ms` of the `used` tracked queries to now, for a read answered from the
+    /// cache, when it is older than `touchGranularityMillis` (the purge needs the order of use,
+    /// not the millisecond: so a read in a loop stays a read). The commit is not synced to disk
+    /// (a lost use time only makes a query look older to the purge).
+    public func touchQueries(_ used: [(id: Int64, lastUseMillis: Int64)]) throws {
+        let now = clock()
+        let ids = used.filter { now - $0.lastUseMillis >= EmbeddedDatabase.touchGranularityMillis }.map { $0.id }
+        if ids.isEmpty { return }
+        let c = try writeConnection()
+        try c.exec("PRAGMA synchronous=OFF")
+        defer { try? c.exec("PRAGMA synchronous=FULL") }
+        try writing { c in
+            let u = try c.statement("UPDATE cache_tracked_queries SET last_use_ms = ?2 WHERE id = ?1")
+            for id in ids {
+                u.reset()
+                u.bind(1, int: id)
+                u.bind(2, int: now)
+                try u.run()
+            }
+        }
+    }
+
     /// Every tracked query with its keys, in id order.
     public func trackedQueries() throws -> [TrackedQuery] {
         try readingCache([]) { c in try tracked(c, where: nil) }
@@ -625,16 +662,19 @@ extension EmbeddedDatabase {
             var p: Path? = path
             while let q = p { ancestors.append(q); p = q.parent }
             let rows = try tracked(c, where: ancestors)
-            var complete = rows.contains { $0.isDefault && $0.complete }
+            var used = rows.filter { $0.isDefault && $0.complete }.map { (id: $0.id, lastUseMillis: $0.lastUseMillis) }
+            var complete = !used.isEmpty
             var known: Set<String>? = nil   // nil: all children
             if !complete && params != EmbeddedDatabase.defaultParams,
                let own = rows.first(where: { $0.path.same(as: path) && $0.params == params && $0.complete }) {
                 complete = true
                 known = Set(own.keys)
+                used.append((own.id, own.lastUseMillis))
             }
             if !complete, let parent = path.parent, let key = path.last,
-               rows.contains(where: { $0.path.same(as: parent) && !$0.isDefault && $0.complete && $0.keys.contains(key) }) {
+               let filtered = rows.first(where: { $0.path.same(as: parent) && !$0.isDefault && $0.complete && $0.keys.contains(key) }) {
                 complete = true
+                used.append((filtered.id, filtered.lastUseMillis))
             }
             var base = try read(c, path)
             if !complete {
@@ -651,7 +691,7 @@ extension EmbeddedDatabase {
                 w.sets.contains { $0.path.contains(path) || path.contains($0.path) }
             }.map { WriteTree.Write(id: $0.id, sets: $0.sets) }
             let layered = WriteTree.layer(base, at: path, writes: writes, now: now)
-            return CacheRead(value: layered.value, complete: complete || layered.covered, estimated: layered.estimated)
+            return CacheRead(value: layered.value, complete: complete || layered.covered, estimated: layered.estimated, usedQueries: used)
         }
     }
 

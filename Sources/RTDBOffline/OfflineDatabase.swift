@@ -64,13 +64,14 @@ public final class OfflineDatabase {
         if mode == .offline {
             return Stop(reason: "offline", error: RTDBError(.unavailable, "--offline: the server is not contacted"))
         }
+        // Nothing queued (the common case of a read): no lock, no lock file.
+        if try !cache.hasQueuedWrites(through: through) { return nil }
         let lock = try FlushLock.acquire(cacheFile: cache.file, seconds: lockWaitSeconds) {
             // Keep waiting while the rows this flush is for are still queued.
-            if let through { return try cache.queuedWrites(through: through).isEmpty == false }
-            return true
+            try cache.hasQueuedWrites(through: through)
         }
         guard let lock else {
-            if let through, try cache.queuedWrites(through: through).isEmpty { return nil }
+            if try !cache.hasQueuedWrites(through: through) { return nil }
             return Stop(reason: "busy", error: RTDBError(.timeout, "another rtdb process is sending the queued writes of \(cache.file)"))
         }
         defer { withExtendedLifetime(lock) {} }
@@ -396,6 +397,10 @@ public final class OfflineDatabase {
             }
         }
         let r = try cache.cachedRead(path, params: params, now: estimatedServerTime())
+        if mode == .offline {
+            // Every read sets last_use_ms (a read from the server did when it stored the answer).
+            try? cache.touchQueries(r.usedQueries)
+        }
         return ReadResult(value: r.value, complete: r.complete, estimated: r.estimated, fromServer: mode != .offline)
     }
 

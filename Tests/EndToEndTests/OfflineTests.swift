@@ -369,6 +369,49 @@ func mockToken(sub: String, exp: Int64) -> String {
         expectLines(s.rtdb("--persist", "--offline", "--cache-size", "1", "set", "/e", "1"), [#"{"path":"/e","value":1}"#])
     }
 
+    @Test func syncFollowSendsNewWritesAsTheServerComesAndGoes() throws {
+        let srv = try #require(RestartableServer(s, file: serverFile))
+        srv.kill9()
+        let follow = try #require(s.background([Binary.rtdb, "--url", srv.url, "--cache", cacheFile, "sync", "--follow"], name: "follow"))
+        #expect(eventually { follow.stdout.contains("\"disconnected\"") }, "\(follow.stdout)\(follow.stderr)")
+        #expect(r(srv, ["--offline", "set", "/f/a", "1"]).status == 0)
+        #expect(srv.start())
+        #expect(eventually(60) { follow.stdout.contains("\"connected\"") && follow.stdout.contains("\"acked\"") }, "\(follow.stdout)")
+        #expect(eventually { server("/f/a") == "1" })
+        // A write queued while it runs is sent too.
+        #expect(r(srv, ["--offline", "set", "/f/b", "2"]).status == 0)
+        #expect(eventually { server("/f/b") == "2" }, "\(follow.stdout)")
+        kill(follow.pid, SIGTERM)
+        #expect(follow.wait(timeout: 30) == 0, "\(follow.stdout)\(follow.stderr)")
+        #expect(r(srv, ["queue"]).stdout.isEmpty)
+    }
+
+    /// `sync` reads each kept location again (the rows of `cache_keep` are made by `keep`;
+    /// here one is put in with sqlite3).
+    @Test func syncRefreshesKeptLocations() throws {
+        let srv = try #require(RestartableServer(s, file: serverFile))
+        #expect(s.rtdb("--db", serverFile, "set", "/kept", #"{"a":1}"#).status == 0)
+        #expect(r(srv, ["set", "/other", "1"]).status == 0)   // creates the cache file
+        let sql = s.program(["sqlite3", cacheFile, "INSERT INTO cache_keep(path, params) VALUES('/kept', '{}')"])
+        #expect(sql.status == 0, "\(sql)")
+        let sync = r(srv, ["sync"])
+        #expect(sync.status == 0, "\(sync)")
+        let refreshed = lines(sync).first { $0["event"] as? String == "refreshed" }
+        #expect(refreshed?["path"] as? String == "/kept", "\(sync)")
+        #expect(lines(r(srv, ["sync", "--writes-only"])).allSatisfy { $0["event"] as? String != "refreshed" })
+        srv.kill9()
+        expectLines(r(srv, ["--offline", "get", "/kept"]), [#"{"a":1}"#])
+    }
+
+    @Test func onlineReadsNeedTheServer() throws {
+        let srv = try #require(RestartableServer(s, file: serverFile))
+        expectLines(r(srv, ["set", "/o", "1"]), [#"{"path":"/o","value":1}"#])
+        expectLines(r(srv, ["--online", "get", "/o"]), ["1"])
+        srv.kill9()
+        expectError(r(srv, ["--online", "get", "/o"]), status: 6, code: "unavailable")
+        expectLines(r(srv, ["get", "/o"]), ["1"])   // auto mode: the cache answers
+    }
+
     @Test func withoutPersistRemoteCommandsTouchNoCache() throws {
         let srv = try #require(RestartableServer(s, file: serverFile))
         expectLines(s.rtdb("--url", srv.url, "set", "/a", "1"), [#"{"path":"/a","value":1}"#])

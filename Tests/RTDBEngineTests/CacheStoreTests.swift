@@ -100,6 +100,22 @@ import RTDBCore
         #expect(try db.storedETag(path("/")) == "E1")
     }
 
+    @Test func readsFromTheCacheSetLastUseAtMostOnceAMinute() throws {
+        final class Clock: @unchecked Sendable { var now: Int64 = 1_700_000_000_000 }
+        let clock = Clock()
+        let t = TempDatabase(clock: { clock.now })
+        let db = cache(t)
+        try db.storeServerAnswer(path("/a"), params: "{}", value: json("1"))
+        let r = try db.cachedRead(path("/a"), now: 0)
+        #expect(r.usedQueries.count == 1)
+        clock.now += 30_000
+        try db.touchQueries(r.usedQueries)
+        #expect(try db.trackedQueries().first?.lastUseMillis == 1_700_000_000_000)
+        clock.now += 60_000
+        try db.touchQueries(r.usedQueries)
+        #expect(try db.trackedQueries().first?.lastUseMillis == 1_700_000_090_000)
+    }
+
     @Test func aCacheOfAnotherURLIsRefused() throws {
         let t = TempDatabase()
         _ = try cache(t).appendWrite(cmd: "set", kind: .set, path: path("/a"), data: json("1"), principal: "anonymous")

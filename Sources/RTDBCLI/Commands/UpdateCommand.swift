@@ -24,8 +24,8 @@ enum UpdateCommand {
             throw RTDBError(.invalidData, "update needs a JSON object of relative paths")
         }
         let entries = try WriteCheck.update(raw, at: path)
-        if let offline = try inv.offlineDatabase() {
-            if entries.isEmpty { throw RTDBError(.invalidData, "update needs at least one path to write") }
+        if let offline = try inv.offlineDatabase(), !entries.isEmpty {
+            // (An empty update writes nothing: it is printed below without being queued.)
             try OfflineOutput.write(inv, offline, cmd: "update", kind: .update, path: path,
                                     data: EmbeddedDatabase.updateData(entries)) { values in
                 let relative = values.compactMap { v in path.relative(v.path).map { (path: $0, value: v.value) } }
