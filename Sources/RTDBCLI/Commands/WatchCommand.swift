@@ -69,8 +69,9 @@ enum WatchCommand {
             stopOnFailure = what == "stop"
         }
         let sink = WatchSink(inv, path: path, command: command, raw: raw, count: remaining, stopOnFailure: stopOnFailure)
-        if let offline = try inv.offlineDatabase(), offline.mode != .online {
-            // With an offline cache (not --online): events from the cache, kept fresh by the stream.
+        if !path.isInfo, let offline = try inv.offlineDatabase(), offline.mode != .online {
+            // With an offline cache (not --online): events from the cache, kept fresh by the
+            // stream. `/.info` is the connection's state, never cached.
             installExitOnSignal()
             try CachedWatch(inv, offline, path: path, query: query, childEvents: childEvents, changesOnly: changesOnly, sink: sink).run()
             try sink.finish()
