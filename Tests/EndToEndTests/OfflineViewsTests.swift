@@ -156,6 +156,15 @@ private func printed(_ c: Child) -> [String] {
         ])
     }
 
+    @Test func aWatchOfInfoNeverGoesThroughTheCache() throws {
+        let srv = try #require(RestartableServer(s, file: serverFile))
+        srv.kill9()
+        // Whatever the connection's state prints as, it is not read from or kept in the cache.
+        let w = s.rtdb(["--url", srv.url, "--cache", cacheFile, "watch", "/.info/connected", "--count", "1"], timeout: 60)
+        #expect(!w.timedOut, "\(w)")
+        #expect(!s.exists(cacheFile), "\(w)")
+    }
+
     @Test func aValueWatchPrintsNothingUntilTheCacheIsComplete() throws {
         #expect(s.rtdb("--db", serverFile, "set", "/v", #"{"a":1,"b":2}"#, "-q").status == 0)
         let srv = try #require(RestartableServer(s, file: serverFile))
