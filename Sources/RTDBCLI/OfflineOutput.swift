@@ -60,6 +60,22 @@ enum OfflineOutput {
         return (r.value, r.complete)
     }
 
+    /// `/.info` with an offline cache (offline.md §2.9): `--offline` is not connected and
+    /// shows the last measured clock offset (null if none); otherwise the server is asked, and
+    /// the offset it gives is kept in the cache for the estimates of server values.
+    static func info(_ path: Path, _ db: OfflineDatabase) throws -> Node {
+        var info: Node
+        if db.mode == .offline {
+            let offset = try db.cache.serverTimeOffset()
+            info = Node.object([Node.Entry("connected", .bool(false)),
+                                Node.Entry("serverTimeOffset", offset.map { Node.int($0) } ?? .null)])
+        } else {
+            info = try db.remote.realtimeInfo()
+            if case .int(let offset) = info.child("serverTimeOffset") { try? db.cache.setServerTimeOffset(offset) }
+        }
+        return info.child(at: Path(validatedKeys: Array(path.keys.dropFirst())))
+    }
+
     /// The error that ends a `--partial` read after its output.
     static func incomplete(_ path: Path) -> RTDBError {
         RTDBError(.incomplete, "\(path): the offline cache holds only part of it; what it holds was printed")

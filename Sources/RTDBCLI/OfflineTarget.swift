@@ -11,8 +11,10 @@ import Darwin
 extension Invocation {
     /// The remote database with its offline cache when the command line asks for one
     /// (offline.md §2.1); nil for the embedded file and for a remote database without
-    /// `--persist`, which then behaves exactly as before. Nothing is opened here.
-    func offlineDatabase() throws -> OfflineDatabase? {
+    /// `--persist`, which then behaves exactly as before. Nothing is opened here. `patient`
+    /// (`sync`, whose work is the sending) gives each request the whole `--timeout` instead
+    /// of auto mode's `--connect-timeout`.
+    func offlineDatabase(patient: Bool = false) throws -> OfflineDatabase? {
         let url: String
         let fromEnv: Bool
         if let u = value("--url") { (url, fromEnv) = (u, false) } else if let u = Invocation.env("RTDB_URL") { (url, fromEnv) = (u, true) } else { return nil }
@@ -26,8 +28,8 @@ extension Invocation {
         guard let options = try OfflineOptions.parse(self, target: target) else { return nil }
         let timeout = try timeoutSeconds()
         // Auto mode gives the server the connect timeout, then falls back to the cache.
-        let requestTimeout = options.mode == .auto && timeout > 0 ? min(timeout, options.connectTimeoutSeconds)
-            : options.mode == .auto ? options.connectTimeoutSeconds : timeout
+        let requestTimeout = patient || options.mode != .auto ? timeout
+            : timeout > 0 ? min(timeout, options.connectTimeoutSeconds) : options.connectTimeoutSeconds
         let remote = try remoteDatabase(url, timeoutSeconds: requestTimeout)
         var refresh: (() throws -> Credential)? = nil
         if let command = options.authCommand, Invocation.explicitCredential(self) == nil {

@@ -151,7 +151,8 @@ public final class OfflineDatabase {
                     try cache.reject(id: row.id, code: e.code.rawValue, message: e.message)
                     try onEvent(.rejected(row, e))
                 } else {
-                    try cache.returnToPending(id: row.id)
+                    // Refused before it was applied: pending and unsent again.
+                    try cache.unmarkSending(ids: [row.id])
                     if try refresh() { continue }
                     return Stop(reason: "unauthenticated", error: RTDBError(.unauthenticated,
                         "\(remote.target.display) refused the credential (\(said.prefix(120))); queued writes wait for a fresh one"))

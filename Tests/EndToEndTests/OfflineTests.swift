@@ -240,6 +240,34 @@ func mockToken(sub: String, exp: Int64) -> String {
         #expect(server("/e") == "1")
     }
 
+    /// Scenario 11 against a server that checks signed ID tokens (RS256, --project-id, --jwks):
+    /// an expired token pauses the queue before anything is sent, a token the server refuses
+    /// (401, not "Permission denied") pauses it after; a fresh token from --auth-command sends
+    /// both.
+    @Test func scenario11WithSignedTokens() throws {
+        let pki = s.dir + "/pki"
+        let made = s.program(["/bin/sh", ServeTLSTests.script, pki])
+        try #require(made.status == 0, "making keys: \(made)")
+        let python = try #require(Binary.onPath("python3"))
+        let t = s.program([python, "-c", SignedTokenTests.tokens, pki + "/rsa.key", pki + "/rsa.pub", s.dir])
+        try #require(t.status == 0, "making tokens: \(t)")
+        let tokens = try #require(object(t.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) as? [String: String])
+        let rules = s.write("rules.json", #"{"rules":{"users":{"$uid":{".read":"auth != null && auth.uid == $uid",".write":"auth != null && auth.uid == $uid"}}}}"#)
+        let srv = try #require(RestartableServer(s, file: serverFile, ["--rules", rules, "--project-id", "demo-proj", "--jwks", s.dir + "/jwks.json"]))
+        let expired = r(srv, ["--auth", tokens["expired"] ?? "", "set", "/users/u1/e", "1"])
+        #expect(lines(expired).first?["reason"] as? String == "unauthenticated", "\(expired)")
+        let refused = r(srv, ["--auth", tokens["unknownKey"] ?? "", "set", "/users/u1/f", "2"])
+        #expect(refused.status == 0 && lines(refused).first?["reason"] as? String == "unauthenticated", "\(refused)")
+        #expect(server("/users") == "null")
+        let rows = lines(r(srv, ["queue"]))
+        #expect(rows.count == 2 && rows.allSatisfy { $0["principal"] as? String == "uid:u1" && $0["state"] as? String == "pending" }, "\(rows)")
+        let sync = r(srv, ["--auth-command", "printf %s \"$GOOD\"", "sync"], env: ["GOOD": tokens["good"]])
+        #expect(sync.status == 0, "\(sync)")
+        #expect(lines(sync).filter { $0["event"] as? String == "acked" }.count == 2)
+        #expect(!sync.stdout.contains("resent"), "a refused request was never applied: \(sync)")
+        #expect(server("/users/u1") == #"{"e":1,"f":2}"#)
+    }
+
     @Test func aWriteMadeWithAnotherCredentialStopsTheFlush() throws {
         let srv = try #require(RestartableServer(s, file: serverFile))
         srv.kill9()
@@ -401,6 +429,18 @@ func mockToken(sub: String, exp: Int64) -> String {
         #expect(lines(r(srv, ["sync", "--writes-only"])).allSatisfy { $0["event"] as? String != "refreshed" })
         srv.kill9()
         expectLines(r(srv, ["--offline", "get", "/kept"]), [#"{"a":1}"#])
+    }
+
+    @Test func infoWithACache() throws {
+        let srv = try #require(RestartableServer(s, file: serverFile))
+        expectLines(r(srv, ["get", "/.info/connected"]), ["true"])
+        let offset = r(srv, ["get", "/.info/serverTimeOffset"])
+        #expect(offset.status == 0, "\(offset)")
+        let measured = Int(offset.stdout.trimmingCharacters(in: .newlines)) ?? Int.max
+        #expect(abs(measured) < 2000, "\(offset)")
+        // --offline: not connected; the offset measured last is kept.
+        expectLines(r(srv, ["--offline", "get", "/.info/connected"]), ["false"])
+        expectLines(r(srv, ["--offline", "get", "/.info/serverTimeOffset"]), ["\(measured)"])
     }
 
     @Test func onlineReadsNeedTheServer() throws {

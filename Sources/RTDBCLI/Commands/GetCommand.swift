@@ -26,7 +26,7 @@ enum GetCommand {
         let export = inv.has("--export")
         if path.isInfo {
             // Client state, not data: answered without reading the database.
-            let info = try InfoTree.value(path, inv.database())
+            let info = try inv.offlineDatabase().map { try OfflineOutput.info(path, $0) } ?? InfoTree.value(path, inv.database())
             let out = inv.output()
             let value = inv.has("--shallow") ? InfoTree.shallow(info) : info
             if inv.has("--raw") { try out.rawValue(value) } else { try out.value(value, export: export) }

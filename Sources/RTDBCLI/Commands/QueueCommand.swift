@@ -83,7 +83,7 @@ enum QueueCommand {
 
     /// The offline cache the command line names, else a usage error.
     static func cache(_ inv: Invocation, command: String) throws -> OfflineDatabase {
-        guard let db = try inv.offlineDatabase() else {
+        guard let db = try inv.offlineDatabase(patient: command == "sync") else {
             throw inv.usageError("\(command) works on an offline cache: give --url URL with --persist (or --cache FILE)")
         }
         return db
