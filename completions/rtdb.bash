@@ -7,7 +7,7 @@
 # Tests/CLITests fails when they drift apart. Database paths are completed live with
 # `rtdb [--db FILE] __complete paths -- PREFIX`, from the database the command line names.
 
-_rtdb_commands="get set update push remove query increment tx watch session queue sync index serve rules help"
+_rtdb_commands="get set update push remove query increment tx watch session queue sync keep cache index serve rules help"
 _rtdb_global_options="--db --url --auth --access-token --credentials --cacert --timeout --persist --cache --offline --online --cache-size --connect-timeout --auth-command --pretty --quiet -q --help -h --version"
 _rtdb_query_options="--order-by-key --order-by-value --order-by-child --order-by-priority --start-at --start-after --end-at --end-before --equal-to --start-key --end-key --limit-to-first --limit-to-last"
 # Options that take a value (the next word, or after `=`).
@@ -27,6 +27,8 @@ _rtdb_command_options() {
         queue) echo "--rejected" ;;
         sync) echo "--writes-only --follow" ;;
         watch) echo "--child-events --changes-only -n --count --exec --exec-fail --raw -r $_rtdb_query_options" ;;
+        keep) echo "$_rtdb_query_options" ;;
+        cache) echo "--vacuum --all" ;;
         session) echo "--on-disconnect-set --on-disconnect-update --on-disconnect-remove --on-connect-set --presence --last-online --events --client-side --transport" ;;
         serve) echo "--host --port --data-dir --secret --insecure --rules --project-id --jwks --strict-indexes --tls-cert --tls-key --log --max-connections --idle-timeout" ;;
     esac
@@ -155,6 +157,11 @@ _rtdb() {
         ((npos == 0)) && COMPREPLY=($(compgen -W "drop clear" -- "$cur"))
     elif [[ $cmd == sync ]]; then
         :
+    elif [[ $cmd == keep ]]; then
+        if ((npos == 0)); then COMPREPLY=($(compgen -W "add rm ls" -- "$cur"))
+        elif ((npos == 1)); then _rtdb_paths "$db" "$cur" "$prog"; fi
+    elif [[ $cmd == cache ]]; then
+        ((npos == 0)) && COMPREPLY=($(compgen -W "info ls prune clear" -- "$cur"))
     elif [[ $cmd == index ]]; then
         if ((npos == 0)); then COMPREPLY=($(compgen -W "add remove list" -- "$cur"))
         elif ((npos == 1)); then _rtdb_paths "$db" "$cur" "$prog"

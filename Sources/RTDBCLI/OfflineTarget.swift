@@ -39,6 +39,7 @@ extension Invocation {
         }
         let cache = EmbeddedDatabase(file: options.file, timeoutSeconds: timeout)
         cache.attachCache(url: target.display, namespace: target.namespace)
+        cache.cacheLimit = options.cacheSize
         // `session --client-side` holders that died: their operations join the queue now (one
         // failed opendir when there are none; a cache that cannot be written is left alone).
         _ = try? cache.reapDeadSessions()

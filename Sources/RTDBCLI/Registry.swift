@@ -115,7 +115,7 @@ public enum Registry {
 
     public static let commands: [CommandSpec] = [
         GetCommand.spec, SetCommand.spec, UpdateCommand.spec, PushCommand.spec, RemoveCommand.spec,
-        QueryCommand.spec, IncrementCommand.spec, TxCommand.spec, WatchCommand.spec, SessionCommand.spec, QueueCommand.spec, SyncCommand.spec, IndexCommand.spec, ServeCommand.spec, RulesCommand.spec, HelpCommand.spec,
+        QueryCommand.spec, IncrementCommand.spec, TxCommand.spec, WatchCommand.spec, SessionCommand.spec, QueueCommand.spec, SyncCommand.spec, KeepCommand.spec, CacheCommand.spec, IndexCommand.spec, ServeCommand.spec, RulesCommand.spec, HelpCommand.spec,
         CompleteCommand.spec,
     ]
 
@@ -137,6 +137,8 @@ public enum Registry {
         case "session": return SessionCommand.spec
         case "queue": return QueueCommand.spec
         case "sync": return SyncCommand.spec
+        case "keep": return KeepCommand.spec
+        case "cache": return CacheCommand.spec
         case "index": return IndexCommand.spec
         case "serve": return ServeCommand.spec
         case "rules": return RulesCommand.spec

@@ -377,6 +377,8 @@ extension EmbeddedDatabase {
                 for p in row.complete { try track(c, p, EmbeddedDatabase.defaultParams, complete: true, keys: nil, etag: nil, now: now) }
                 for p in row.incomplete { try dropCompleteness(c, p) }
             }
+            if !stored.isEmpty { try countCacheUpdate(c, bytes: stored.reduce(0) { $0 + EmbeddedDatabase.approximateBytes($1.value) },
+                                                     protect: stored.map { ($0.path, EmbeddedDatabase.defaultParams) }) }
         }
     }
 
@@ -413,6 +415,8 @@ extension EmbeddedDatabase {
             let now = clock()
             for p in complete { try track(c, p, EmbeddedDatabase.defaultParams, complete: true, keys: nil, etag: nil, now: now) }
             for p in incomplete { try dropCompleteness(c, p) }
+            if !store.isEmpty { try countCacheUpdate(c, bytes: store.reduce(0) { $0 + EmbeddedDatabase.approximateBytes($1.value) },
+                                                    protect: store.map { ($0.path, EmbeddedDatabase.defaultParams) }) }
             guard let next else { return nil }
             return try markSending(c, next)
         }
@@ -524,6 +528,7 @@ extension EmbeddedDatabase {
                 }
                 try track(c, path, params, complete: true, keys: children.map { $0.key }, etag: nil, now: now)
             }
+            try countCacheUpdate(c, bytes: EmbeddedDatabase.approximateBytes(value), protect: [(path, params)])
         }
     }
 

@@ -50,6 +50,9 @@ public final class EmbeddedDatabase: Database {
     var cacheIdentity: (url: String, namespace: String)? = nil
     /// The cache's `cache_meta` was checked against `cacheIdentity`.
     var cacheVerified = false
+    /// The offline cache's size limit (`--cache-size`); when set, storing server data counts
+    /// towards the automatic purge check (CachePolicy.swift).
+    public var cacheLimit: Int? = nil
     /// The `changes` table is known to exist (ChangeFeed.swift).
     var changesTableReady = false
     /// The file has the `priorities` table (schema version 2 or later).

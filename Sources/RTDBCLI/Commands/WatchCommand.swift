@@ -28,7 +28,13 @@ enum WatchCommand {
             + "status 0, SIGINT with 130 and SIGTERM with 143. "
             + "/.info/connected and /.info/serverTimeOffset follow the connection: true on the database file; with --url "
             + "false at once, true after a realtime handshake, false when it drops, true after reconnecting (the offset: "
-            + "null, then each handshake's server time minus the local time, in ms).",
+            + "null, then each handshake's server time minus the local time, in ms). "
+            + "With an offline cache (--persist, --cache, --offline; not "
+            + "--online) the events are the changes of what the cache shows (the server's data as last seen plus the queued "
+            + "writes of every process): known children at once, a value line only while the data is whole (with "
+            + "--child-events, one value line when it becomes whole); the location is streamed into the cache while the "
+            + "server can be reached, and followed in the cache file while it cannot (tried again after 1 s, x1.3, at most "
+            + "30 s); back online, it prints what changed meanwhile and sends the queued writes.",
         examples: ["rtdb watch /posts --child-events | jq -c .",
                    "rtdb watch /config --count 2",
                    "rtdb watch /scores --order-by-value --limit-to-last 3 --child-events",
@@ -66,13 +72,20 @@ enum WatchCommand {
             }
             stopOnFailure = what == "stop"
         }
+        let sink = WatchSink(inv, path: path, command: command, raw: raw, count: remaining, stopOnFailure: stopOnFailure)
+        if !path.isInfo, let offline = try inv.offlineDatabase(), offline.mode != .online {
+            // With an offline cache (not --online): events from the cache, kept fresh by the
+            // stream. `/.info` is the connection's state, never cached.
+            installExitOnSignal()
+            try CachedWatch(inv, offline, path: path, query: query, childEvents: childEvents, changesOnly: changesOnly, sink: sink).run()
+            try sink.finish()
+            return
+        }
         let db = try inv.database(reading: true)
         // A reader of stdout that goes away ends the stream at once, not at the next beat.
         (db as? EmbeddedDatabase)?.hangupFD = 1
         installExitOnSignal()
-        let out = inv.output(streaming: true)
         var previous: Node? = nil
-        var failure: Int32? = nil
         try InfoWatch.observe(db, path, query: query, idle: stdoutIsOpen) { value, keys in
             let events: [Event]
             if let old = previous {
@@ -81,34 +94,9 @@ enum WatchCommand {
                 events = changesOnly ? [] : EventGenerator.initial(query: query, value: value, childEvents: childEvents)
             }
             previous = value
-            for e in events {
-                let fields = record(e, path: path)
-                if command.isEmpty {
-                    if raw { try out.rawValue(e.value) } else { try out.record(fields) }
-                } else {
-                    var line: [UInt8] = []
-                    if raw {
-                        Output.appendRaw(e.value, pretty: inv.pretty, to: &line)
-                    } else {
-                        try inv.output().render(fields, into: &line)
-                    }
-                    line.append(0x0A)
-                    let status = try Subprocess.run(command, input: line, captureOutput: false).status
-                    if status != 0 {
-                        try reportFailure(command: command, status: status, fields: fields)
-                        if stopOnFailure {
-                            failure = status
-                            return false
-                        }
-                    }
-                }
-                remaining -= 1
-                if remaining == 0 { return false }
-            }
-            return true
+            return try sink.deliver(events)
         }
-        try out.flush()
-        if let failure { throw ExitStatus(failure) }
+        try sink.finish()
     }
 
     /// One stderr line for a handler that exited non-zero: JSON with the command, its status and

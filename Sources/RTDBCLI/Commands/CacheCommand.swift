@@ -1,0 +1,75 @@
+import RTDBCore
+import RTDBEngine
+import RTDBOffline
+
+/// `rtdb cache info|ls|prune|clear`: the state and upkeep of an offline cache (offline.md §2.7,
+/// §1.6). Never contacts the server.
+enum CacheCommand {
+    static let spec = CommandSpec(
+        name: "cache", summary: "show, list, purge or clear an offline cache",
+        usage: "rtdb cache info | rtdb cache ls | rtdb cache prune [--vacuum] | rtdb cache clear [--all]",
+        arguments: [("ACTION", .text, "info, ls, prune or clear")],
+        options: [OptionSpec("--vacuum", "prune: also give the freed space back to the file system"),
+                  OptionSpec("--all", "clear: also drop the queued writes")],
+        description: "Works on the offline cache of the --url database (see --persist, --cache). info prints "
+            + "{\"file\":F,\"url\":U,\"bytes\":B,\"limit\":L,\"queries\":N,\"complete\":C,\"kept\":K,\"pending\":P,"
+            + "\"rejected\":R,\"serverTimeOffset\":MS} (B estimates the cached data: the length of each stored path and value; "
+            + "L is --cache-size). ls prints one {\"path\":P,\"query\":Q,\"complete\":B,\"active\":B,\"kept\":B,\"lastUse\":MS,"
+            + "\"keys\":N} line per tracked query. prune runs the least-recently-used purge now: while B is above L (or more "
+            + "than 1000 queries could go), the oldest fifth of the queries that are neither kept nor watched goes, with the "
+            + "data under them that no other tracked or kept query needs; one {\"event\":\"pruned\",\"path\":P,\"query\":Q} "
+            + "line per query. The same purge runs by itself after 1000 stores into the cache, or a store of 1 MiB. clear "
+            + "empties the cached data and forgets every tracked query, printing {\"event\":\"cleared\",\"queries\":N}; "
+            + "kept queries stay kept; --all also drops the queued writes ({\"event\":\"dropped\",\"id\":N,\"path\":P} each). "
+            + "Queued writes are never purged. Exits 0, also offline; 2 on a usage error.",
+        examples: ["rtdb --url \"$RTDB_URL\" --persist cache info",
+                   "rtdb --url \"$RTDB_URL\" --persist --cache-size 2097152 cache prune --vacuum",
+                   "rtdb --url \"$RTDB_URL\" --persist cache clear"],
+        run: run)
+
+    static func run(_ inv: Invocation) throws {
+        guard let action = inv.positionals.first else { throw inv.usageError("cache: missing ACTION (info, ls, prune or clear)") }
+        if inv.positionals.count > 1 { throw inv.usageError("cache \(action): unexpected argument \(Limits.quote(inv.positionals[1]))") }
+        guard ["info", "ls", "prune", "clear"].contains(action) else {
+            throw inv.usageError("cache: unknown action \(Limits.quote(action)); use info, ls, prune or clear")
+        }
+        if inv.has("--vacuum") && action != "prune" { throw inv.usageError("--vacuum goes with cache prune") }
+        if inv.has("--all") && action != "clear" { throw inv.usageError("--all goes with cache clear") }
+        let db = try QueueCommand.cache(inv, command: "cache")
+        let cache = db.cache
+        let limit = cache.cacheLimit ?? 10_485_760
+        let out = inv.output()
+        switch action {
+        case "info":
+            let i = try cache.cacheInfo()
+            try out.record([("file", .string(cache.file)), ("url", .string(db.remote.target.display)), ("bytes", .int(i.bytes)),
+                            ("limit", .int(limit)), ("queries", .int(i.queries)), ("complete", .int(i.complete)),
+                            ("kept", .int(i.kept)), ("pending", .int(i.pending)), ("rejected", .int(i.rejected)),
+                            ("serverTimeOffset", i.serverTimeOffset.map { .int(Int($0)) } ?? .null)])
+        case "ls":
+            let kept = try cache.keptQueries()
+            for q in try cache.trackedQueries() {
+                let isKept = kept.contains { $0.path.same(as: q.path) && $0.params == q.params }
+                try out.record([("path", .string(q.path.description)), ("query", KeepCommand.queryField(q.params)),
+                                ("complete", .bool(q.complete)), ("active", .bool(q.activeSession.map { cache.isLiveSession($0) } ?? false)),
+                                ("kept", .bool(isKept)), ("lastUse", .int(Int(q.lastUseMillis))), ("keys", .int(q.keys.count))])
+            }
+        case "prune":
+            for p in try cache.pruneCache(limit: limit) {
+                try out.record([("event", .string("pruned")), ("path", .string(p.path.description)), ("query", KeepCommand.queryField(p.params))])
+            }
+            if inv.has("--vacuum") { try cache.vacuumCache() }
+        default:
+            var dropped: [QueuedWrite] = []
+            if inv.has("--all") {
+                let lock = try QueueCommand.flushLock(inv, db)
+                defer { withExtendedLifetime(lock) {} }
+                dropped = try cache.clearWrites()
+            }
+            let n = try cache.clearCache()
+            for w in dropped { try out.record(QueueCommand.dropped(w)) }
+            try out.record([("event", .string("cleared")), ("queries", .int(n))])
+        }
+        try out.flush()
+    }
+}

@@ -1,0 +1,73 @@
+import RTDBCore
+import RTDBEngine
+import RTDBOffline
+
+/// `rtdb keep add|rm|ls`: kept locations and queries of an offline cache (offline.md §2.7), a
+/// keepSynced that persists across processes: `sync` refreshes them, a purge never drops them.
+enum KeepCommand {
+    static let spec = CommandSpec(
+        name: "keep", summary: "keep a location or query of an offline cache synced and never purged",
+        usage: "rtdb keep add PATH [ORDER] [RANGE] [LIMIT] | rtdb keep rm PATH [ORDER] [RANGE] [LIMIT] | rtdb keep ls",
+        arguments: [("ACTION", .text, "add, rm or ls"), ("PATH", .path, "the location to keep")],
+        options: Registry.queryOptions,
+        description: "Works on the offline cache of the --url database (see --persist, --cache). add records PATH (with the "
+            + "query the options give, else the whole location) as kept: the LRU purge never removes it or the data under "
+            + "it, and 'rtdb sync' reads it again. In auto mode add also reads it from the server once; it prints "
+            + "{\"event\":\"kept\",\"path\":P,\"query\":Q,\"complete\":B} (B: the cache now holds it in full). rm forgets it "
+            + "(its data stays until purged) and prints {\"event\":\"unkept\",\"path\":P,\"query\":Q,\"found\":B}. ls prints "
+            + "{\"path\":P,\"query\":Q} per kept query. Q is the query's REST parameters as an object (null for a whole location). "
+            + "Exits 0, also offline; 2 on a usage error.",
+        examples: ["rtdb --url \"$RTDB_URL\" --persist keep add /config",
+                   "rtdb --url \"$RTDB_URL\" --persist keep add /scores --order-by-value --limit-to-last 10",
+                   "rtdb --url \"$RTDB_URL\" --persist keep ls"],
+        run: run)
+
+    static func run(_ inv: Invocation) throws {
+        guard let action = inv.positionals.first else { throw inv.usageError("keep: missing ACTION (add, rm or ls)") }
+        switch action {
+        case "add", "rm":
+            let args = Array(inv.positionals.dropFirst())
+            guard args.count == 1 else {
+                throw inv.usageError(args.isEmpty ? "keep \(action): missing PATH" : "keep \(action): unexpected argument \(Limits.quote(args[1]))")
+            }
+            let path = try inv.path(args[0])
+            let query = try QueryOptions.parse(inv)
+            let params = TrackedParams.canonical(query)
+            let db = try QueueCommand.cache(inv, command: "keep")
+            let out = inv.output()
+            if action == "add" {
+                try db.cache.keep(path, params: params)
+                let filtered = params == EmbeddedDatabase.defaultParams ? nil : query
+                let complete: Bool
+                if db.mode == .offline {
+                    complete = try db.cache.cachedRead(path, params: params, now: db.estimatedServerTime()).complete
+                } else {
+                    complete = try db.read(path, query: filtered).complete
+                }
+                try out.record([("event", .string("kept")), ("path", .string(path.description)), ("query", queryField(params)),
+                                ("complete", .bool(complete))])
+            } else {
+                let found = try db.cache.unkeep(path, params: params)
+                try out.record([("event", .string("unkept")), ("path", .string(path.description)), ("query", queryField(params)),
+                                ("found", .bool(found))])
+            }
+            try out.flush()
+        case "ls":
+            if inv.positionals.count > 1 { throw inv.usageError("keep ls: unexpected argument \(Limits.quote(inv.positionals[1]))") }
+            if let o = Registry.queryOptions.first(where: { inv.has($0.long) }) { throw inv.usageError("keep ls takes no \(o.long)") }
+            let db = try QueueCommand.cache(inv, command: "keep")
+            let out = inv.output()
+            for k in try db.cache.keptQueries() {
+                try out.record([("path", .string(k.path.description)), ("query", queryField(k.params))])
+            }
+            try out.flush()
+        default:
+            throw inv.usageError("keep: unknown action \(Limits.quote(action)); use add, rm or ls")
+        }
+    }
+
+    /// A query's canonical params as the JSON object they are.
+    static func queryField(_ params: String) -> Field {
+        .node((try? JSONReader.parse(params)) ?? .object([]))
+    }
+}
