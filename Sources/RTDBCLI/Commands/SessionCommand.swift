@@ -26,7 +26,7 @@ enum SessionCommand {
             OptionSpec("--last-online", value: "P", kind: .path,
                        "register a set of P to the server time when the session ends"),
             OptionSpec("--events", value: "FILE", kind: .file, "write the event lines to FILE instead of stdout"),
-            OptionSpec("--client-side", "with --url: make the on-disconnect writes from this session over REST when it ends normally"),
+            OptionSpec("--client-side", "with --url: keep the on-disconnect writes in the offline cache and send them over REST when the session ends (or, after a crash, with the next flush)"),
             OptionSpec("--transport", value: "HOW", kind: .text, choices: ["realtime", "rest"],
                        "with --url: reach the server over its realtime protocol (realtime, the default) or REST only (rest)"),
         ],
@@ -51,8 +51,11 @@ enum SessionCommand {
             + "writes (a new presence child). A registration the server refuses before CMD starts ends the session with its "
             + "status (4 for permission_denied) and CMD does not run; an unreachable server does not stop CMD, the registration "
             + "follows on connect. Over REST only (--transport rest, or a server that refuses the WebSocket upgrade) a session "
-            + "is unsupported (status 7) unless --client-side: then the session makes its writes itself over REST, as one "
-            + "multi-path update, when it ends normally, and they are lost if it is killed.",
+            + "is unsupported (status 7) unless --client-side: then the session keeps its writes in the database's offline "
+            + "cache (the default cache file, or --cache FILE) under the session lock, and queues and sends them, as one "
+            + "multi-path update, when it ends normally; when it is killed, the next rtdb process that uses the cache "
+            + "queues them and its flush (rtdb --url URL --persist sync) sends them. If they cannot be sent at the end, "
+            + "the ended line adds \"queued\":true and the reason.",
         examples: ["rtdb session --presence /users/joe/connections --last-online /users/joe/lastOnline -- ./worker.sh",
                    "rtdb session --on-disconnect-set /status '\"offline\"' --on-connect-set /status '\"online\"'",
                    "rtdb session --on-disconnect-remove /locks/job7 --events events.jsonl -- make build"],
