@@ -59,16 +59,6 @@ final class RestartableServer {
     deinit { kill9() }
 }
 
-/// Polls `condition` until it holds or `seconds` pass (generous: the machine may be loaded).
-func eventually(_ seconds: Double = 30, _ condition: () -> Bool) -> Bool {
-    let deadline = Date().addingTimeInterval(seconds)
-    while Date() < deadline {
-        if condition() { return true }
-        usleep(20_000)
-    }
-    return condition()
-}
-
 /// A JWT without a signature (what `rtdb serve` accepts without --project-id), for `sub`
 /// expiring at `exp` (seconds).
 func mockToken(sub: String, exp: Int64) -> String {

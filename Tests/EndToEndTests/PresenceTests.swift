@@ -8,26 +8,6 @@ import Glibc
 /// session` over the realtime protocol, where the server runs the operations when the
 /// connection ends; `--client-side` over REST; `watch /.info/connected`.
 @Suite struct PresenceTests {
-    /// Polls `body` every 10 ms until it returns true or `seconds` pass.
-    func eventually(_ seconds: Double, _ body: () -> Bool) -> Bool {
-        let deadline = Spawn.now() + seconds
-        while Spawn.now() < deadline {
-            if body() { return true }
-            usleep(10_000)
-        }
-        return body()
-    }
-
-    func lines(_ text: String) -> [[String: Any]] {
-        text.split(separator: "\n").compactMap { object(String($0)) }
-    }
-
-    /// The `value` of the last value event a watch printed.
-    func lastValue(_ watch: Child) -> Any? {
-        guard let last = lines(watch.stdout).last(where: { $0["event"] as? String == "value" }) else { return nil }
-        return last["value"]
-    }
-
     func port(_ server: ServeProcess) -> Int { Int(server.url.split(separator: ":").last ?? "") ?? 0 }
 
     /// The presence children the watch of /users/joe shows last.

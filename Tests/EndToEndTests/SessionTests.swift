@@ -8,26 +8,6 @@ import Glibc
 /// the session itself when it ends normally and by the next writer, `watch` or `serve` when its
 /// process died (the session lock).
 @Suite struct SessionTests {
-    /// Polls `body` every 10 ms until it returns true or `seconds` pass; returns whether it did.
-    func eventually(_ seconds: Double, _ body: () -> Bool) -> Bool {
-        let deadline = Spawn.now() + seconds
-        while Spawn.now() < deadline {
-            if body() { return true }
-            usleep(10_000)
-        }
-        return body()
-    }
-
-    func lines(_ text: String) -> [[String: Any]] {
-        text.split(separator: "\n").compactMap { object(String($0)) }
-    }
-
-    /// The `value` of the last value event a watch printed.
-    func lastValue(_ watch: Child) -> Any? {
-        guard let last = lines(watch.stdout).last(where: { $0["event"] as? String == "value" }) else { return nil }
-        return last["value"]
-    }
-
     func lockFiles(_ sb: Sandbox) -> [String] {
         ((try? FileManager.default.contentsOfDirectory(atPath: sb.db + ".sessions")) ?? []).filter { $0.hasSuffix(".lock") }
     }

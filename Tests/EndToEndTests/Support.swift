@@ -454,3 +454,25 @@ func isPushID(_ key: String) -> Bool { key.count == 20 && key.allSatisfy { pushA
 
 /// Milliseconds since the Unix epoch.
 func nowMillis() -> Int64 { Int64(Date().timeIntervalSince1970 * 1000) }
+
+/// Polls `condition` every 10 ms until it holds or `seconds` pass (generous by default: the
+/// machine may be loaded); returns whether it held.
+func eventually(_ seconds: Double = 30, _ condition: () -> Bool) -> Bool {
+    let deadline = Spawn.now() + seconds
+    while Spawn.now() < deadline {
+        if condition() { return true }
+        usleep(10_000)
+    }
+    return condition()
+}
+
+/// The JSON objects of `text`, one per line (lines that are not objects are left out).
+func lines(_ text: String) -> [[String: Any]] {
+    text.split(separator: "\n").compactMap { object(String($0)) }
+}
+
+/// The `value` of the last value event a watch printed.
+func lastValue(_ watch: Child) -> Any? {
+    guard let last = lines(watch.stdout).last(where: { $0["event"] as? String == "value" }) else { return nil }
+    return last["value"]
+}

@@ -24,10 +24,6 @@ import Darwin
         }
     }
 
-    func lines(_ text: String) -> [[String: Any]] {
-        text.split(separator: "\n").compactMap { object(String($0)) }
-    }
-
     /// Replays child events into an ordered list of (key, value), using the prev keys.
     func replay(_ events: [[String: Any]], sourceLocation: SourceLocation = #_sourceLocation) -> [(String, Any)] {
         var list: [(String, Any)] = []
