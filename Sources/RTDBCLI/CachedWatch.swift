@@ -23,7 +23,9 @@ import Darwin
 /// failure up to 30 s, jittered (0.7–1). Once connected, the stream reconnects by itself; the
 /// fresh value it sends replaces the cached one, and the diff prints what changed meanwhile.
 /// `--offline` only follows the cache file. The watch holds a session (Sessions.swift) whose
-/// id marks its queries active, so a purge leaves them alone while it lives.
+/// id marks its queries active, so a purge leaves them alone while it lives; while its stream
+/// is live it is listed in `cache_streams`, and reads at or below its path answer from the
+/// cache without a request (`streamedRead`).
 final class CachedWatch {
     let inv: Invocation
     let db: OfflineDatabase
@@ -71,6 +73,8 @@ final class CachedWatch {
         // What the cache knows prints at once, before the server answers (or does not).
         guard try refresh() else { return }
         db.remote.reconnectMillis = (Int(CachedWatch.retryFirstMillis), Int(CachedWatch.retryCapMillis))
+        // While the stream is live, reads of this location (any process) answer from the cache.
+        db.remote.onStreamState = { [db, path] live in try? db.cache.markStream(session: session.id, path: path, streaming: live) }
         // Queued writes go out on another connection: this one carries the stream.
         let flusher = try inv.offlineDatabase()
         var retry = CachedWatch.retryFirstMillis

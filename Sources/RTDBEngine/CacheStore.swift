@@ -137,6 +137,7 @@ extension EmbeddedDatabase {
                 PRIMARY KEY(query_id, key)) WITHOUT ROWID;
             CREATE TABLE IF NOT EXISTS cache_keep(path TEXT NOT NULL, params TEXT NOT NULL, PRIMARY KEY(path, params)) WITHOUT ROWID;
             CREATE TABLE IF NOT EXISTS cache_session_principals(session_id TEXT PRIMARY KEY, principal TEXT NOT NULL) WITHOUT ROWID;
+            CREATE TABLE IF NOT EXISTS cache_streams(session_id TEXT PRIMARY KEY, path TEXT NOT NULL) WITHOUT ROWID;
             """)
     }
 
@@ -675,6 +676,38 @@ extension EmbeddedDatabase {
     /// holds only the known children: tracked keys of any filtered query at `path`, children
     /// whose own default query is complete, and children a pending write sets. A filtered
     /// query's window is for the caller to apply. `now` estimates server values.
+    /// Records that session `id` (a `watch`) has a live stream of `path` from the server, its
+    /// data stored here as it arrives (`streaming` true), or no longer has one.
+    public func markStream(session id: String, path: Path, streaming: Bool) throws {
+        try writing { c in
+            let s = try c.statement(streaming ? "INSERT OR REPLACE INTO cache_streams(session_id, path) VALUES(?1, ?2)"
+                                              : "DELETE FROM cache_streams WHERE session_id = ?1")
+            s.bind(1, text: id)
+            if streaming { s.bind(2, text: path.description) }
+            try s.run()
+        }
+    }
+
+    /// The read fast path (offline.md §2.4): the complete cached answer at `path` when a live
+    /// session streams `path` or an ancestor from the server right now, so the cache is as
+    /// fresh as a request would be; nil otherwise (and whenever writes are queued: a read sends
+    /// them first).
+    public func streamedRead(_ path: Path, params: String, now: Int64) throws -> CacheRead? {
+        let streams: [String] = try readingCache([]) { c in
+            guard try c.integer("SELECT count(*) FROM (SELECT 1 FROM cache_writes LIMIT 1)") == 0 else { return [] }
+            let s = try c.statement("SELECT session_id, path FROM cache_streams")
+            defer { s.reset() }
+            var ids: [String] = []
+            while try s.step() {
+                if let p = try? Path(s.string(1)), p.contains(path) { ids.append(s.string(0)) }
+            }
+            return ids
+        }
+        guard streams.contains(where: sessionIsLive) else { return nil }
+        let r = try cachedRead(path, params: params, now: now)
+        return r.complete && !r.estimated ? r : nil
+    }
+
     public func cachedRead(_ path: Path, params: String = EmbeddedDatabase.defaultParams, now: Int64) throws -> CacheRead {
         try readingCache(CacheRead(value: .null, complete: false, estimated: false)) { c in
             var ancestors: [Path] = []

@@ -168,7 +168,9 @@ extension EmbeddedDatabase {
     public func abandonSession(_ session: EmbeddedSession) throws {
         try writing { c in
             var deletes = ["DELETE FROM rtdb_ondisconnect WHERE session_id = ?1", "DELETE FROM rtdb_sessions WHERE id = ?1"]
-            if try EmbeddedDatabase.isCacheFile(c) { deletes.append("DELETE FROM cache_session_principals WHERE session_id = ?1") }
+            if try EmbeddedDatabase.isCacheFile(c) {
+                deletes += ["DELETE FROM cache_session_principals WHERE session_id = ?1", "DELETE FROM cache_streams WHERE session_id = ?1"]
+            }
             for sql in deletes {
                 let d = try c.statement(sql)
                 d.bind(1, text: session.id)
@@ -227,7 +229,7 @@ extension EmbeddedDatabase {
             // for the next flush to send (offline.md §2.9, --client-side).
             applied = entries
             if !entries.isEmpty { try queueSessionWrites(c, id: id, entries) }
-            deletes.append("DELETE FROM cache_session_principals WHERE session_id = ?1")
+            deletes += ["DELETE FROM cache_session_principals WHERE session_id = ?1", "DELETE FROM cache_streams WHERE session_id = ?1"]
         } else {
             applied = entries.isEmpty ? [] : try applyUpdate(c, .root, entries)
         }

@@ -388,6 +388,10 @@ public final class OfflineDatabase {
     /// requires the server. 401/403 are errors, never answered from the cache.
     public func read(_ path: Path, query: Query?) throws -> ReadResult {
         let params = TrackedParams.canonical(query)
+        if mode == .auto, let r = try cache.streamedRead(path, params: params, now: estimatedServerTime()) {
+            // A live watch streams this location into the cache: no request needed.
+            return ReadResult(value: r.value, complete: true, estimated: false, fromServer: false)
+        }
         if mode != .offline {
             _ = try? flush()
             do {

@@ -30,6 +30,9 @@ public final class RemoteDatabase: Database {
     public var keepAliveSeconds: Double = 30
     /// The first and the longest pause before reconnecting a dropped stream (jittered).
     public var reconnectMillis: (first: Int, cap: Int) = (250, 15_000)
+    /// Told when a `watch` stream has delivered its first value (true: the stream is live and
+    /// what it delivered is current) and when that stream drops (false).
+    public var onStreamState: ((Bool) -> Void)? = nil
 
     /// `timeoutSeconds` bounds each request (0: no limit); `clock` gives milliseconds since the
     /// Unix epoch (push IDs, token lifetimes).

@@ -94,6 +94,7 @@ struct RemoteStream {
                     case "put", "patch":
                         guard let change = RemoteStream.parse(e) else { break reading }
                         let keys = apply(change)
+                        let first = !synced
                         if !synced {
                             synced = true
                             failures = 0
@@ -101,6 +102,7 @@ struct RemoteStream {
                         }
                         delivered = true
                         if try !onChange(local, keys) { return }
+                        if first { db.onStreamState?(true) }
                     case "auth_revoked":
                         guard case .serviceAccount = db.credential else {
                             db.client.disconnect()
@@ -116,6 +118,7 @@ struct RemoteStream {
                 }
             }
             db.client.disconnect()
+            if synced { db.onStreamState?(false) }
             failures += 1
         }
     }

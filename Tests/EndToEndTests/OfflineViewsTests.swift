@@ -74,6 +74,45 @@ private func printed(_ c: Child) -> [String] {
         ], "\(six.stderr)")
     }
 
+    /// The read fast path (offline.md §2.4): while an auto-mode watch streams /a, reads at or
+    /// below /a answer from the cache without a request (the server's request log does not
+    /// grow) and still see the server's latest data; a read elsewhere, a read with writes
+    /// queued, and any read after the watch ended go to the server.
+    @Test func aLiveWatchAnswersReadsBelowItWithoutARequest() throws {
+        #expect(s.rtdb("--db", serverFile, "set", "/a", #"{"b":1,"c":{"d":2}}"#, "-q").status == 0)
+        let srv = try #require(RestartableServer(s, file: serverFile, ["--log"]))
+        func gets() -> Int { (srv.child?.stderr ?? "").components(separatedBy: "\"method\":\"GET\"").count - 1 }
+        let w = try #require(watch(srv, ["/a"], name: "w"))
+        defer { w.killGroup() }
+        #expect(eventually(30) { printed(w).count == 1 }, "\(w.stdout) \(w.stderr)")
+        // The stream is marked live just after its first value is stored: from then on a read
+        // below it makes no request.
+        #expect(eventually(30) {
+            let b = gets()
+            return r(srv, ["get", "/a/b"]).stdout == "1\n" && gets() == b
+        }, "\(srv.child?.stderr ?? "")")
+        let before = gets()
+        #expect(r(srv, ["get", "/a/c"]).stdout == #"{"d":2}"# + "\n")
+        #expect(r(srv, ["query", "/a", "--order-by-key", "--limit-to-last", "1"]).stdout == #"{"key":"c","value":{"d":2}}"# + "\n")
+        #expect(gets() == before, "\(srv.child?.stderr ?? "")")
+        // A change on the server reaches the cache through the stream.
+        #expect(s.rtdb("--db", serverFile, "set", "/a/c/d", "5", "-q").status == 0)
+        #expect(eventually(30) { r(srv, ["get", "/a/c/d"]).stdout == "5\n" })
+        #expect(gets() == before)
+        // Outside the streamed location: a request.
+        #expect(r(srv, ["get", "/x"]).stdout == "null\n")
+        #expect(gets() == before + 1)
+        // With a write queued (sent first by the read), the read goes to the server too.
+        #expect(r(srv, ["--offline", "set", "/a/b", "7"]).status == 0)
+        #expect(r(srv, ["get", "/a/b"]).stdout == "7\n")
+        #expect(gets() == before + 2)
+        // The watch ends: the next read asks the server.
+        w.killGroup(SIGTERM)
+        _ = w.wait(timeout: 20)
+        #expect(r(srv, ["get", "/a/c/d"]).stdout == "5\n")
+        #expect(gets() == before + 3)
+    }
+
     @Test func scenario3AnOfflineWatchShowsAQueuedWriteAndItsRevert() throws {
         let rules = s.write("rules.json", #"{"rules":{".read":true,"open":{".write":true}}}"#)
         let srv = try #require(RestartableServer(s, file: serverFile, ["--rules", rules]))
