@@ -245,6 +245,28 @@ def test_ondisconnect_after_the_socket_is_cut(server, rtdb):
     wait_for(lambda: stored(rtdb, "/gone") == {"by": "cut"}, 5, message="the write of a cut connection")
 
 
+def test_ondisconnect_after_the_idle_timeout(serve, rtdb):
+    # A realtime connection that goes silent (no keep-alive) is dropped after twice
+    # --idle-timeout, and its onDisconnect writes run then; a talking one is kept.
+    server = serve("--idle-timeout", "0.5")
+    quiet = connect(server)
+    talking = connect(server)
+    assert quiet.call("o", {"p": "/idle/quiet", "d": {"at": {".sv": "timestamp"}}})["s"] == "ok"
+    assert talking.call("o", {"p": "/idle/talking", "d": True})["s"] == "ok"
+    silent_since = now_ms()
+    deadline = time.time() + 10
+    while stored(rtdb, "/idle/quiet") is None and time.time() < deadline:
+        talking.send_text("0")   # a keep-alive frame: the talking connection stays
+        time.sleep(0.1)
+    written = stored(rtdb, "/idle/quiet")
+    assert written is not None, "the silent connection's onDisconnect write never ran"
+    assert written["at"] >= silent_since + 1000 - 50, (written, silent_since)
+    assert stored(rtdb, "/idle/talking") is None
+    assert talking.call("g", {"p": "/idle/quiet", "q": {}})["s"] == "ok"
+    talking.close()
+    wait_for(lambda: stored(rtdb, "/idle/talking") is True, 5, message="the talking connection's write after its close")
+
+
 def test_ondisconnect_after_kill9_of_the_client_process(server, rtdb):
     watcher = connect(server)
     assert watcher.call("q", {"p": "/k", "h": ""})["s"] == "ok"
