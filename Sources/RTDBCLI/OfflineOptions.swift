@@ -47,6 +47,9 @@ struct OfflineOptions {
             }
             connect = t
         }
+        if let c = inv.value("--auth-command"), c.allSatisfy({ $0 == " " || $0 == "\t" }) {
+            throw inv.usageError("--auth-command needs a command to run")
+        }
         var command = inv.value("--auth-command") ?? Invocation.env("RTDB_AUTH_COMMAND")
         if let c = command, c.allSatisfy({ $0 == " " || $0 == "\t" }) { command = nil }
         return OfflineOptions(mode: mode, file: cacheFile?.0 ?? defaultFile(target), cacheSize: size,

@@ -198,7 +198,9 @@ func mockToken(sub: String, exp: Int64) -> String {
     @Test func scenario10CrashDuringFlush() throws {
         let srv = try #require(RestartableServer(s, file: serverFile))
         srv.kill9()
-        for _ in 0..<20 { #expect(r(srv, ["--offline", "increment", "/m"]).status == 0) }
+        // 50 increments of one counter go one request each (they overlap), so the first sync is
+        // still sending when it is killed at its first acknowledgement.
+        for _ in 0..<50 { #expect(r(srv, ["--offline", "increment", "/m"]).status == 0) }
         #expect(srv.start())
         let first = try #require(s.background([Binary.rtdb, "--url", srv.url, "--cache", cacheFile, "sync"], name: "sync-crash"))
         #expect(eventually { first.stdout.contains("\"acked\"") || !first.isRunning })
@@ -206,10 +208,11 @@ func mockToken(sub: String, exp: Int64) -> String {
         _ = first.wait(timeout: 10)
         let second = r(srv, ["sync"])
         #expect(second.status == 0, "\(second)")
+        #expect(lines(second).contains { $0["event"] as? String == "acked" }, "the kill did not land mid-flush: \(first.stdout)")
         #expect(r(srv, ["queue"]).stdout.isEmpty)
         let resent = first.stdout.contains("\"resent\":true") || second.stdout.contains("\"resent\":true")
         let m = server("/m")
-        #expect(m == "20" || (m == "21" && resent), "server /m = \(m); first: \(first.stdout) second: \(second.stdout)")
+        #expect(m == "50" || (m == "51" && resent), "server /m = \(m); first: \(first.stdout) second: \(second.stdout)")
     }
 
     @Test func scenario11AnExpiredTokenPausesTheQueue() throws {
@@ -431,6 +434,86 @@ func mockToken(sub: String, exp: Int64) -> String {
         // --offline: not connected; the offset measured last is kept.
         expectLines(r(srv, ["--offline", "get", "/.info/connected"]), ["false"])
         expectLines(r(srv, ["--offline", "get", "/.info/serverTimeOffset"]), ["\(measured)"])
+    }
+
+    /// Scenario 6 through the cache: `watch /.info/connected` follows the connection (never
+    /// the cache), and the offset of a killed server is null.
+    @Test func scenario6WithACache() throws {
+        let srv = try #require(RestartableServer(s, file: serverFile))
+        let w = try #require(s.background([Binary.rtdb, "--url", srv.url, "--cache", cacheFile, "watch", "/.info/connected"], name: "info"))
+        defer { w.killGroup() }
+        func values() -> [Bool] { w.stdout.split(separator: "\n").compactMap { object(String($0))?["value"] as? Bool } }
+        #expect(eventually { values() == [false, true] }, "\(w.stdout)")
+        srv.kill9()
+        #expect(eventually(10) { values() == [false, true, false] }, "\(w.stdout)")
+        expectLines(r(srv, ["get", "/.info/serverTimeOffset"]), ["null"])
+        #expect(srv.start())
+        #expect(eventually(60) { values() == [false, true, false, true] }, "\(w.stdout)")
+        expectLines(s.rtdb("--db", s.dir + "/E.db", "get", "/.info/connected"), ["true"])
+    }
+
+    /// Each option's environment variable: RTDB_CACHE names the file (no --persist needed),
+    /// RTDB_OFFLINE queues without contacting the server, RTDB_CONNECT_TIMEOUT is checked and
+    /// named in its error, RTDB_AUTH_COMMAND supplies the credential.
+    @Test func environmentVariablesSetTheOptions() throws {
+        let srv = try #require(RestartableServer(s, file: serverFile, ["--secret", "env-secret-1"]))
+        let env: [String: String?] = ["RTDB_URL": srv.url, "RTDB_CACHE": cacheFile]
+        // Without a credential the secret server refuses the write; it is not queued.
+        expectError(s.rtdb(["set", "/a", "1"], env: env), status: 4, code: "permission_denied")
+        #expect(s.exists(cacheFile))
+        #expect(!s.exists(s.dir + "/xdg/rtdb/remote"))
+        var auth = env
+        auth["RTDB_AUTH_COMMAND"] = "printf %s env-secret-1"
+        expectLines(s.rtdb(["set", "/a", "1"], env: auth), [#"{"path":"/a","value":1}"#])
+        #expect(server("/a") == "1")
+        var offline = auth
+        offline["RTDB_OFFLINE"] = "1"
+        let queued = s.rtdb(["set", "/b", "2"], env: offline)
+        #expect(lines(queued).first?["reason"] as? String == "offline", "\(queued)")
+        #expect(server("/b") == "null")
+        var bad = auth
+        bad["RTDB_CONNECT_TIMEOUT"] = "soon"
+        let refused = s.rtdb(["get", "/a"], env: bad)
+        expectError(refused, status: 2, code: "usage")
+        #expect(refused.stderr.contains("RTDB_CONNECT_TIMEOUT"))
+        expectError(s.rtdb(["--auth-command", "", "get", "/a"], env: env), status: 2, code: "usage")
+        let sync = s.rtdb(["sync"], env: auth)
+        #expect(sync.status == 0, "\(sync)")
+        #expect(server("/b") == "2")
+    }
+
+    /// Credentials never reach the cache file: queued and acknowledged writes made with a
+    /// secret, an ID token and an --auth-command token leave none of them in the file (or
+    /// its WAL), only the principal's name.
+    @Test func credentialsAreNeverStoredInTheCache() throws {
+        let srv = try #require(RestartableServer(s, file: serverFile))
+        let token = mockToken(sub: "user-7", exp: 4_000_000_000)
+        let secrets = ["plain-secret-XYZ", token, "command-token-QRS"]
+        #expect(r(srv, ["--auth", secrets[0], "set", "/a", "1"]).status == 0)
+        #expect(r(srv, ["--auth", token, "--offline", "set", "/b", "2"]).status == 0)
+        #expect(r(srv, ["--auth-command", "printf %s \(secrets[2])", "get", "/a"]).status == 0)
+        let queue = lines(r(srv, ["queue"]))
+        #expect(queue.first?["principal"] as? String == "uid:user-7", "\(queue)")
+        for file in [cacheFile, cacheFile + "-wal"] where s.exists(file) {
+            let bytes = try Data(contentsOf: URL(fileURLWithPath: file))
+            for secret in secrets + [String(token.split(separator: ".")[1])] {
+                #expect(bytes.range(of: Data(secret.utf8)) == nil, "\(file) holds a credential")
+            }
+        }
+    }
+
+    /// `sync` with the server away: the queue stays, the last line says what is pending, and
+    /// the status is 6.
+    @Test func syncWithTheServerAwayIsUnavailable() throws {
+        let srv = try #require(RestartableServer(s, file: serverFile))
+        srv.kill9()
+        #expect(r(srv, ["set", "/p", "1"]).status == 0)
+        let sync = r(srv, ["sync"])
+        #expect(sync.status == 6, "\(sync)")
+        #expect(["unavailable", "timeout"].contains(sync.error?.code ?? ""), "\(sync)")
+        let last = lines(sync).last
+        #expect(last?["event"] as? String == "synced" && last?["pending"] as? Int == 1 && last?["acked"] as? Int == 0, "\(sync)")
+        #expect(lines(r(srv, ["queue"])).count == 1)
     }
 
     @Test func onlineReadsNeedTheServer() throws {

@@ -51,7 +51,9 @@ private func printed(_ c: Child) -> [String] {
             #"{"event":"child_added","path":"/scores","key":"linhenykus","prev":null,"value":80}"#,
             #"{"event":"child_added","path":"/scores","key":"pterodactyl","prev":"linhenykus","value":93}"#,
         ], "\(two.stderr)")
-        #expect(r(srv, ["query", "/scores", "--order-by-value", "--limit-to-last", "4"]).lines.count == 4)
+        let again = r(srv, ["query", "/scores", "--order-by-value", "--limit-to-last", "4"])
+        #expect(again.status == 0, "\(again)")
+        #expect(lines(again).compactMap { $0["key"] as? String } == ["triceratops", "bruhathkayosaurus", "linhenykus", "pterodactyl"], "\(again)")
 
         // limitToLast(6): the four known at once, the two others and value when the server is back.
         let six = try #require(watch(srv, ["/scores", "--order-by-value", "--limit-to-last", "6", "--child-events"], name: "w6"))
@@ -59,7 +61,10 @@ private func printed(_ c: Child) -> [String] {
         usleep(300_000)
         #expect(printed(six).count == 4, "no value while incomplete: \(six.stdout)")
         #expect(srv.start())
+        let started = Spawn.now()
         #expect(eventually(60) { printed(six).count >= 7 }, "\(six.stdout) \(six.stderr)")
+        // The scenario's 5 s: the watch retries after about 1 s, then 1.3 s, … (jittered).
+        #expect(Spawn.now() - started <= 5, "caught up after \(Spawn.now() - started) s")
         usleep(300_000)
         six.killGroup(SIGTERM)
         #expect(six.wait(timeout: 10) == 143)
