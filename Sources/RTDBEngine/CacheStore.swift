@@ -603,7 +603,7 @@ extension EmbeddedDatabase {
         let now = clock()
         let ids = used.filter { now - $0.lastUseMillis >= EmbeddedDatabase.touchGranularityMillis }.map { $0.id }
         if ids.isEmpty { return }
-        let c = try writeConnection()
+        let c = try retryingWhileBusy { try writeConnection() }
         try c.exec("PRAGMA synchronous=OFF")
         defer { try? c.exec("PRAGMA synchronous=FULL") }
         try writing { c in

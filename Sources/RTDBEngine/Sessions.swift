@@ -82,7 +82,9 @@ extension EmbeddedDatabase {
     /// them, and ending or reaping the session queues them as one write instead of applying
     /// them to the cached tree.
     public func beginSession(_ operations: [DisconnectOperation], principal: String? = nil) throws -> EmbeddedSession {
-        _ = try writeConnection()   // creates the file (and its folder) first
+        // Creates the file (and its folder) first; a new file's switch to WAL can meet another
+        // process doing the same, which SQLite reports as busy without waiting: retried.
+        _ = try retryingWhileBusy { try writeConnection() }
         let id = pushIDs.next(now: clock())
         let folder = sessionsFolder
         if mkdir(folder, 0o755) != 0 && errno != EEXIST {
