@@ -19,9 +19,10 @@ enum Subprocess {
 
     /// Starts `argv` (looked up on PATH) with SIGPIPE, SIGINT and SIGTERM back at their
     /// defaults (rtdb ignores or catches them), in a process group of its own when `ownGroup`.
-    /// Returns the pid, or posix_spawn's error number (0 on success).
+    /// Returns the pid, or posix_spawn's error number (0 on success). `env` replaces rtdb's
+    /// environment (`NAME=value` strings) when given.
     static func spawn(_ argv: [String], actions: UnsafePointer<posix_spawn_file_actions_t>?,
-                      ownGroup: Bool) -> (pid: pid_t, error: Int32) {
+                      ownGroup: Bool, env: [String]? = nil) -> (pid: pid_t, error: Int32) {
         var attr = posix_spawnattr_t()
         posix_spawnattr_init(&attr)
         defer { posix_spawnattr_destroy(&attr) }
@@ -40,7 +41,13 @@ enum Subprocess {
         var cargs: [UnsafeMutablePointer<CChar>?] = argv.map { strdup($0) } + [nil]
         defer { for p in cargs { free(p) } }
         var pid: pid_t = 0
-        let rc = posix_spawnp(&pid, argv[0], actions, &attr, &cargs, environ)
+        guard let env else {
+            let rc = posix_spawnp(&pid, argv[0], actions, &attr, &cargs, environ)
+            return (pid, rc)
+        }
+        var cenv: [UnsafeMutablePointer<CChar>?] = env.map { strdup($0) } + [nil]
+        defer { for p in cenv { free(p) } }
+        let rc = posix_spawnp(&pid, argv[0], actions, &attr, &cargs, &cenv)
         return (pid, rc)
     }
 

@@ -12,7 +12,7 @@ enum SyncCommand {
         name: "sync", summary: "send an offline cache's queued writes, then refresh its kept locations",
         usage: "rtdb sync [--writes-only] [--follow]",
         options: [OptionSpec("--writes-only", "send the queued writes only; refresh nothing"),
-                  OptionSpec("--follow", "keep running: send each new queued write, reconnecting when the server goes away, until SIGINT or SIGTERM")],
+                  OptionSpec("--follow", "keep running: send each new queued write and stream the kept locations, reconnecting when the server goes away, until SIGINT or SIGTERM")],
         description: "Sends every queued write of the --url database's offline cache, in order, one at a time, printing "
             + "{\"event\":\"acked\",\"id\":N,\"path\":P} (with \"resent\":true when the write may have been applied twice, as an "
             + "increment sent again after a crash) or {\"event\":\"rejected\",\"id\":N,\"path\":P,\"error\":C,\"message\":M} per "
@@ -21,7 +21,10 @@ enum SyncCommand {
             + "rejected, else with the status of the first failure: 4 (permission_denied, unauthenticated, principal_mismatch), "
             + "3 (invalid data), 6 (unavailable: writes are left). One process sends at a time; another sync waits for it. "
             + "--follow prints {\"event\":\"connected\"} and {\"event\":\"disconnected\",\"retry_ms\":N} as the server comes and "
-            + "goes, and exits 0 on SIGINT or SIGTERM.",
+            + "goes, and exits 0 on SIGINT or SIGTERM; meanwhile (unless --writes-only) it holds one stream per kept location "
+            + "(rtdb keep; a location inside another kept one rides on that one's stream), so the kept data in the cache follows "
+            + "the server as it changes and reads of it answer from the cache without a request. Each stream is a child rtdb "
+            + "watch, ended with sync (also when sync is killed) and started again when it fails.",
         examples: ["rtdb --url \"$RTDB_URL\" --persist sync", "rtdb --url \"$RTDB_URL\" --persist sync --follow &"],
         run: run)
 
@@ -78,6 +81,10 @@ enum SyncCommand {
     /// again after a growing pause (1 s, ×1.3, at most 30 s). Ends with 0 on SIGINT/SIGTERM.
     static func follow(_ inv: Invocation, _ db: OfflineDatabase, _ out: Output) throws {
         Interruption.install()
+        // One stream per kept location keeps it fresh in the cache while this runs.
+        let streams = inv.has("--writes-only") ? nil
+            : KeptStreams(inv, url: inv.value("--url") ?? Invocation.env("RTDB_URL") ?? "", cacheFile: db.cache.file)
+        defer { streams?.stopAll() }
         var connected: Bool? = nil
         var retryMillis = 1000
         var nextTry: Int64 = 0
@@ -127,6 +134,7 @@ enum SyncCommand {
                     retryMillis = min(30_000, Int(Double(retryMillis) * 1.3))
                 }
             }
+            streams?.tick { try db.cache.keptQueries().map { $0.path } }
             usleep(50_000)
         }
     }

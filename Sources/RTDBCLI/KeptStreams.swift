@@ -1,0 +1,169 @@
+import RTDBCore
+import RTDBOffline
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The live kept locations of `sync --follow` (offline.md §2.6): one stream per kept
+/// location, a kept location inside another one riding on its ancestor's stream.
+///
+/// Each stream is a child `rtdb watch PATH --changes-only -q` on the same cache (a watch
+/// through the cache stores what the server sends as it arrives, marks the location live for
+/// the read fast path, and reconnects by itself). The database, the cache file and the
+/// credential reach the child in its environment, never on its command line. The child's
+/// stdout is a pipe whose read end only this process holds, so a child outlives
+/// `sync --follow` by at most a beat of its watch loop, however `sync` ends (kill -9 too): a
+/// watch ends once its stdout reader is gone. A child that exits is started again after a
+/// growing pause (1 s, ×1.3, at most 30 s); a location no longer kept is stopped.
+final class KeptStreams {
+    private struct Stream {
+        var pid: pid_t
+        var fd: Int32
+    }
+
+    private let executable: String
+    private let environment: [String]
+    private var running: [String: Stream] = [:]
+    private var retry: [String: (at: Int64, pause: Int)] = [:]
+    private var lastScan: Int64 = 0
+
+    init(_ inv: Invocation, url: String, cacheFile: String) {
+        executable = KeptStreams.ownExecutable()
+        environment = KeptStreams.childEnvironment(inv, url: url, cacheFile: cacheFile)
+    }
+
+    /// Called on each beat: drains the children's output, notices children that exited, and
+    /// (once a second) starts and stops streams to match the kept locations.
+    func tick(_ cache: () throws -> [Path]) {
+        for (key, s) in running {
+            var buf = [UInt8](repeating: 0, count: 4096)
+            while read(s.fd, &buf, buf.count) > 0 {}
+            var status: Int32 = 0
+            if waitpid(s.pid, &status, WNOHANG) == s.pid {
+                close(s.fd)
+                running[key] = nil
+                let pause = retry[key]?.pause ?? 1000
+                retry[key] = (OfflineClock.monotonicMillis() + Int64(Double(pause) * Double.random(in: 0.7...1.0)),
+                              min(30_000, pause * 13 / 10))
+            }
+        }
+        let now = OfflineClock.monotonicMillis()
+        guard now - lastScan >= 1000 else { return }
+        lastScan = now
+        guard let kept = try? cache() else { return }
+        let wanted = KeptStreams.cover(kept)
+        let names = Set(wanted.map { $0.description })
+        let unwanted = running.filter { !names.contains($0.key) }
+        stop(Array(unwanted.values))
+        for key in unwanted.keys {
+            running[key] = nil
+            retry[key] = nil
+        }
+        for path in wanted where running[path.description] == nil {
+            if let r = retry[path.description], r.at > now { continue }
+            if let s = start(path) { running[path.description] = s }
+        }
+    }
+
+    /// Stops every stream and waits for it.
+    func stopAll() {
+        stop(Array(running.values))
+        running = [:]
+    }
+
+    /// The kept paths that no other kept path contains (their streams carry the others).
+    static func cover(_ kept: [Path]) -> [Path] {
+        var out: [Path] = []
+        for p in kept.sorted(by: { $0.depth < $1.depth }) where !out.contains(where: { $0.contains(p) }) {
+            out.append(p)
+        }
+        return out
+    }
+
+    private func start(_ path: Path) -> Stream? {
+        var fds: [Int32] = [0, 0]
+        guard pipe(&fds) == 0 else { return nil }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_adddup2(&actions, fds[1], 1)
+        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        posix_spawn_file_actions_addclose(&actions, fds[0])
+        posix_spawn_file_actions_addclose(&actions, fds[1])
+        let (pid, rc) = Subprocess.spawn([executable, "watch", path.description, "--changes-only", "-q"],
+                                         actions: &actions, ownGroup: false, env: environment)
+        close(fds[1])
+        guard rc == 0 else {
+            close(fds[0])
+            return nil
+        }
+        _ = fcntl(fds[0], F_SETFL, fcntl(fds[0], F_GETFL) | O_NONBLOCK)
+        _ = fcntl(fds[0], F_SETFD, FD_CLOEXEC)
+        return Stream(pid: pid, fd: fds[0])
+    }
+
+    /// Ends streams the way a watch ends cleanly (its session ended, its lock file gone): by
+    /// closing the read end of its stdout; one still running after 3 s gets SIGTERM.
+    private func stop(_ streams: [Stream]) {
+        if streams.isEmpty { return }
+        for s in streams { close(s.fd) }
+        var left = Set(streams.map { $0.pid })
+        let deadline = OfflineClock.monotonicMillis() + 3000
+        while !left.isEmpty {
+            for pid in left {
+                var status: Int32 = 0
+                let r = waitpid(pid, &status, WNOHANG)
+                if r == pid || (r < 0 && errno == ECHILD) { left.remove(pid) }
+            }
+            if left.isEmpty { break }
+            if OfflineClock.monotonicMillis() >= deadline {
+                for pid in left {
+                    kill(pid, SIGTERM)
+                    var status: Int32 = 0
+                    while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+                }
+                break
+            }
+            usleep(10_000)
+        }
+    }
+
+    /// This program's own file (the child runs the same rtdb).
+    static func ownExecutable() -> String {
+        var buf = [CChar](repeating: 0, count: 4096)
+        let n = readlink("/proc/self/exe", &buf, buf.count - 1)
+        if n > 0 { return String(decoding: buf[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self) }
+        return CommandLine.arguments.first ?? "rtdb"
+    }
+
+    /// rtdb's environment with the command line's remote settings as variables: the child
+    /// reaches the same database, through the same cache, as the same principal.
+    static func childEnvironment(_ inv: Invocation, url: String, cacheFile: String) -> [String] {
+        var vars: [(String, String)] = [("RTDB_URL", url), ("RTDB_CACHE", cacheFile)]
+        let settings: [(option: String, variable: String)] = [
+            ("--timeout", "RTDB_TIMEOUT"), ("--connect-timeout", "RTDB_CONNECT_TIMEOUT"), ("--cacert", "RTDB_CACERT"),
+            ("--cache-size", "RTDB_CACHE_SIZE"), ("--auth-command", "RTDB_AUTH_COMMAND")]
+        for s in settings { if let v = inv.value(s.option) { vars.append((s.variable, v)) } }
+        var dropped: Set<String> = ["RTDB_URL", "RTDB_CACHE", "RTDB_DB", "RTDB_OFFLINE", "RTDB_PERSIST"]
+        let credentials: [(option: String, variable: String)] = [
+            ("--access-token", "RTDB_ACCESS_TOKEN"), ("--auth", "RTDB_AUTH"), ("--credentials", "GOOGLE_APPLICATION_CREDENTIALS")]
+        if let given = credentials.first(where: { inv.value($0.option) != nil }), let v = inv.value(given.option) {
+            // An option beats every variable: the child gets that credential alone.
+            for c in credentials { dropped.insert(c.variable) }
+            vars.append((given.variable, v))
+        }
+        for (name, _) in vars { dropped.insert(name) }
+        var out: [String] = []
+        var p = environ
+        while let entry = p.pointee {
+            let text = String(cString: entry)
+            let name = String(text.prefix { $0 != "=" })
+            if !dropped.contains(name) { out.append(text) }
+            p += 1
+        }
+        return out + vars.map { $0.0 + "=" + $0.1 }
+    }
+}
