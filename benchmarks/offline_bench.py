@@ -7,7 +7,9 @@
   (goal ≥ 2,000 writes/s). The rows are put in the queue with sqlite3 (setup: 10,000 separate
   `rtdb set` processes would take a minute and measure process start-up, not the flush); each
   is a set of its own path, so consecutive rows travel as one multi-path update. For
-  reference, 1,000 increments of one counter, which must go one request each, are flushed too.
+  reference, 1,000 increments of one counter, which must go one request each, are flushed too;
+* for reference, an auto-mode `get` of a kept location while `sync --follow` streams it (the
+  read fast path: answered from the cache, no request), beside the embedded `get`.
 Every process started here goes through ctx.spawn / ctx.run, so the caller stops it.
 """
 import json
@@ -88,4 +90,31 @@ def bench_o(ctx, res, runs=41, rows=10_000, solo_rows=1_000):
             f"{solo_rows / dt2:,.0f} writes/s", "", None)
     res.notes.append(f"(o) cached get min/max {min(tc) * 1000:.2f}/{max(tc) * 1000:.2f} ms; "
                      f"queued set min/max {min(tq) * 1000:.2f}/{max(tq) * 1000:.2f} ms")
+
+    # (4) a kept location while `sync --follow` streams it: an auto-mode read (no --offline)
+    # answered from the cache without a request, beside the embedded get
+    ctx.run(cached + ["keep", "add", "/bench"])
+    follow = ctx.spawn(cached + ["sync", "--follow"])
+    deadline = time.time() + 30
+    while time.time() < deadline:
+        con = sqlite3.connect(cache)
+        live = con.execute("SELECT count(*) FROM cache_streams").fetchone()[0]
+        con.close()
+        if live:
+            break
+        time.sleep(0.1)
+    else:
+        raise ctx.error("(o) sync --follow never streamed the kept location")
+    tk, te2 = [], []
+    for i in range(runs + 3):
+        dk = ctx.run(cached + ["get", "/bench/item"])[0]
+        de = ctx.run([rtdb, "--db", edb, "get", "/bench/item"])[0]
+        if i >= 3:
+            tk.append(dk)
+            te2.append(de)
+    mk, me2 = statistics.median(tk), statistics.median(te2)
+    res.add("o", f"get /bench/item of a kept location streamed by sync --follow (auto mode), median of {runs}",
+            f"{mk * 1000:.2f} ms", "", None)
+    res.add("o", "  ratio to the embedded get (median of the same runs)", f"{mk / me2:.2f}×", "", None)
+    ctx.stop(follow)
     ctx.stop(server)
