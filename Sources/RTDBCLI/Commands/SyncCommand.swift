@@ -41,17 +41,12 @@ enum SyncCommand {
         var acked = 0, rejected = 0
         let stop = try db.flush { event in
             switch event {
-            case .acked(let row, _, let resent):
-                acked += 1
-                var fields: [(String, Field)] = [("event", .string("acked")), ("id", .int(Int(row.id))), ("path", .string(row.path.description))]
-                if resent { fields.append(("resent", .bool(true))) }
-                try out.record(fields)
-            case .rejected(let row, let e):
+            case .acked: acked += 1
+            case .rejected(_, let e):
                 rejected += 1
                 if failure == nil { failure = e }
-                try out.record([("event", .string("rejected")), ("id", .int(Int(row.id))), ("path", .string(row.path.description)),
-                                ("error", .string(e.code.rawValue)), ("message", .string(e.message))])
             }
+            try print(event, out)
         }
         if let stop, failure == nil {
             failure = stop.error.code.exitStatus == 4 ? stop.error
@@ -64,6 +59,20 @@ enum SyncCommand {
         try out.record([("event", .string("synced")), ("acked", .int(acked)), ("rejected", .int(rejected)), ("pending", .int(pending))])
         try out.flush()
         if let failure { throw failure }
+    }
+
+    /// The line of one row's outcome: `acked` (with `"resent":true` when it went out before)
+    /// or `rejected` with the error.
+    static func print(_ event: OfflineDatabase.Event, _ out: Output) throws {
+        switch event {
+        case .acked(let row, _, let resent):
+            var fields: [(String, Field)] = [("event", .string("acked")), ("id", .int(Int(row.id))), ("path", .string(row.path.description))]
+            if resent { fields.append(("resent", .bool(true))) }
+            try out.record(fields)
+        case .rejected(let row, let e):
+            try out.record([("event", .string("rejected")), ("id", .int(Int(row.id))), ("path", .string(row.path.description)),
+                            ("error", .string(e.code.rawValue)), ("message", .string(e.message))])
+        }
     }
 
     /// Reads each kept location or query again (a plain read: an unchanged location costs a
@@ -97,17 +106,7 @@ enum SyncCommand {
                 var reached = true
                 if pending > 0 || connected != true || now - lastProbe >= 5000 {
                     lastProbe = now
-                    let stop = try db.flush { event in
-                        switch event {
-                        case .acked(let row, _, let resent):
-                            var fields: [(String, Field)] = [("event", .string("acked")), ("id", .int(Int(row.id))), ("path", .string(row.path.description))]
-                            if resent { fields.append(("resent", .bool(true))) }
-                            try out.record(fields)
-                        case .rejected(let row, let e):
-                            try out.record([("event", .string("rejected")), ("id", .int(Int(row.id))), ("path", .string(row.path.description)),
-                                            ("error", .string(e.code.rawValue)), ("message", .string(e.message))])
-                        }
-                    }
+                    let stop = try db.flush { try print($0, out) }
                     if let stop, stop.reason == "offline" || stop.reason == "timeout" || stop.reason == "unavailable" { reached = false }
                     if pending == 0 {
                         // Nothing to send: probe the server with a cheap read.
