@@ -377,8 +377,12 @@ public final class RealtimeClient {
         let deadline = timeoutMillis < 0 ? Int64.max : monotonicMillis() + Int64(timeoutMillis)
         while events.isEmpty {
             if connection == nil { return nil }
-            let left = deadline == Int64.max ? -1 : Int(deadline - monotonicMillis())
-            if left != -1 && left <= 0 { return nil }
+            // -1 waits without limit; a deadline already passed (by however little) ends it.
+            var left = -1
+            if deadline != Int64.max {
+                left = Int(deadline - monotonicMillis())
+                if left <= 0 { return nil }
+            }
             _ = try pump(timeoutMillis: left)
         }
         return events.removeFirst()

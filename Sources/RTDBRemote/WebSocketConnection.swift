@@ -176,8 +176,12 @@ final class WebSocketConnection {
                     throw RTDBError(.unavailable, "the server sent a binary WebSocket message")
                 }
             }
-            let left = deadline == Int64.max ? -1 : Int(deadline - monotonicMillis())
-            if left != -1 && left <= 0 { return .idle }
+            // -1 waits without limit; a deadline already passed (by however little) is idle.
+            var left = -1
+            if deadline != Int64.max {
+                left = Int(deadline - monotonicMillis())
+                if left <= 0 { return .idle }
+            }
             // Wait on the socket first: a TLS stream is unusable after a timed-out read.
             var p = pollfd(fd: tcp.fd, events: Int16(POLLIN), revents: 0)
             let r = poll(&p, 1, Int32(clamping: left))

@@ -62,6 +62,26 @@ import Glibc
         #expect(!c.connected)
     }
 
+    /// A zero timeout never waits: `nextEvent(timeoutMillis: 0)` and `pump(timeoutMillis: 1)`
+    /// return at once, also when a millisecond boundary passes inside the call (that once read
+    /// as "no limit" and waited for the next keep-alive, 45 s). Thousands of calls cross many
+    /// boundaries.
+    @Test func aZeroTimeoutNeverWaits() throws {
+        let s = Sandbox()
+        let server = try #require(ServeProcess(s))
+        let c = try client(server)
+        try c.connect()
+        _ = try c.nextEvent(timeoutMillis: 0)   // the connected event
+        let start = Date()
+        for i in 0..<20_000 {
+            #expect(try c.nextEvent(timeoutMillis: 0) == nil)
+            if i % 20 == 0 { _ = try c.pump(timeoutMillis: 1) }
+            if Date().timeIntervalSince(start) > 20 { break }
+        }
+        #expect(Date().timeIntervalSince(start) < 20, "a call with a zero timeout waited")
+        c.close()
+    }
+
     @Test func getInfoAnswersFromTheHandshake() throws {
         let s = Sandbox()
         let server = try #require(ServeProcess(s))
