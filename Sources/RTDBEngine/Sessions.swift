@@ -159,29 +159,36 @@ extension EmbeddedDatabase {
     @discardableResult
     public func endSession(_ session: EmbeddedSession) throws -> [Path] {
         let written = try writing { c in try runSession(c, id: session.id, host: nil) ?? [] }
-        unlink(session.lockPath)
-        close(session.lockFD)
-        session.lockFD = -1
+        release(session)
         return written
     }
 
     /// Ends a session without running its operations (nothing it registered them for was
     /// written): deletes its rows, then removes its lock file.
     public func abandonSession(_ session: EmbeddedSession) throws {
-        try writing { c in
-            var deletes = ["DELETE FROM rtdb_ondisconnect WHERE session_id = ?1", "DELETE FROM rtdb_sessions WHERE id = ?1"]
-            if try EmbeddedDatabase.isCacheFile(c) {
-                deletes += ["DELETE FROM cache_session_principals WHERE session_id = ?1", "DELETE FROM cache_streams WHERE session_id = ?1"]
-            }
-            for sql in deletes {
-                let d = try c.statement(sql)
-                d.bind(1, text: session.id)
-                try d.run()
-            }
-        }
+        try writing { c in try deleteSessionRows(c, id: session.id, cache: try EmbeddedDatabase.isCacheFile(c)) }
+        release(session)
+    }
+
+    /// Removes the lock file of an ended session and lets go of its lock.
+    private func release(_ session: EmbeddedSession) {
         unlink(session.lockPath)
         close(session.lockFD)
         session.lockFD = -1
+    }
+
+    /// Inside a write transaction: deletes the rows of session `id` (on a cache file also its
+    /// principal and its stream mark).
+    func deleteSessionRows(_ c: Connection, id: String, cache: Bool) throws {
+        var deletes = ["DELETE FROM rtdb_ondisconnect WHERE session_id = ?1", "DELETE FROM rtdb_sessions WHERE id = ?1"]
+        if cache {
+            deletes += ["DELETE FROM cache_session_principals WHERE session_id = ?1", "DELETE FROM cache_streams WHERE session_id = ?1"]
+        }
+        for sql in deletes {
+            let d = try c.statement(sql)
+            d.bind(1, text: id)
+            try d.run()
+        }
     }
 
     static func createSessionTables(_ c: Connection) throws {
@@ -224,22 +231,17 @@ extension EmbeddedDatabase {
         }
         ops.reset()
         let entries = writes.update
-        var deletes = ["DELETE FROM rtdb_ondisconnect WHERE session_id = ?1", "DELETE FROM rtdb_sessions WHERE id = ?1"]
+        let cache = try EmbeddedDatabase.isCacheFile(c)
         let applied: [(path: Path, value: Node)]
-        if try EmbeddedDatabase.isCacheFile(c) {
+        if cache {
             // The operations are the remote database's: they join the write queue, unresolved,
             // for the next flush to send (offline.md §2.9, --client-side).
             applied = entries
             if !entries.isEmpty { try queueSessionWrites(c, id: id, entries) }
-            deletes += ["DELETE FROM cache_session_principals WHERE session_id = ?1", "DELETE FROM cache_streams WHERE session_id = ?1"]
         } else {
             applied = entries.isEmpty ? [] : try applyUpdate(c, .root, entries)
         }
-        for sql in deletes {
-            let d = try c.statement(sql)
-            d.bind(1, text: id)
-            try d.run()
-        }
+        try deleteSessionRows(c, id: id, cache: cache)
         return applied.map { $0.path }
     }
 
