@@ -58,11 +58,7 @@ public struct HTTPRequestParser {
 
     /// Adds received bytes. Cheap: parsing happens in `next()`.
     public mutating func append(_ bytes: UnsafeRawBufferPointer) {
-        if start > 0 && start == buffer.count {
-            buffer.removeAll(keepingCapacity: true)
-            start = 0
-        }
-        buffer.append(contentsOf: bytes)
+        appendReceived(bytes, to: &buffer, consumedUpTo: &start)
     }
 
     /// `append` for a byte array (tests, callers holding arrays).
@@ -482,4 +478,15 @@ public struct HTTPRequestParser {
         }
         return a[7] == 0x30 ? 0 : 1
     }
+}
+
+/// Adds received bytes to a parser's buffer whose bytes before `start` are consumed; once all
+/// of it is consumed it is emptied first (its capacity kept), so it never grows with the
+/// connection's lifetime.
+func appendReceived(_ bytes: UnsafeRawBufferPointer, to buffer: inout [UInt8], consumedUpTo start: inout Int) {
+    if start > 0 && start == buffer.count {
+        buffer.removeAll(keepingCapacity: true)
+        start = 0
+    }
+    buffer.append(contentsOf: bytes)
 }

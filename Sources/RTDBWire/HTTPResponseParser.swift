@@ -85,11 +85,7 @@ public struct HTTPResponseParser {
     }
 
     public mutating func append(_ bytes: UnsafeRawBufferPointer) {
-        if start > 0 && start == buffer.count {
-            buffer.removeAll(keepingCapacity: true)
-            start = 0
-        }
-        buffer.append(contentsOf: bytes)
+        appendReceived(bytes, to: &buffer, consumedUpTo: &start)
     }
 
     public mutating func append(_ bytes: [UInt8]) {
