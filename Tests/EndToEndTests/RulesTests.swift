@@ -49,14 +49,7 @@ import Glibc
 
         let stream = try #require(s.background(["curl", "-sN", "-H", "Accept: text/event-stream", server.url + "/room.json"], name: "stream"))
         defer { stream.killGroup() }
-        func waitFor(_ text: String) -> Bool {
-            let deadline = Date().addingTimeInterval(10)
-            while Date() < deadline {
-                if stream.stdout.contains(text) { return true }
-                usleep(10_000)
-            }
-            return false
-        }
+        func waitFor(_ text: String) -> Bool { eventually(10) { stream.stdout.contains(text) } }
         #expect(waitFor(#"data: {"path":"/","data":{"name":"lobby"}}"#))
         let put = curl(s, ["-X", "PUT", "-H", "Authorization: Bearer owner", "--data-binary", #"{"rules":{".read":false}}"#,
                            server.url + "/.settings/rules.json"])

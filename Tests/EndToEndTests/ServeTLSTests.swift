@@ -84,14 +84,7 @@ import Glibc
         let stream = try #require(s.background(["curl", "-sN", "--cacert", dir + "/ca.pem", "-H", "Accept: text/event-stream",
                                                 localhost(server.url) + "/room.json"], name: "stream"))
         defer { stream.killGroup() }
-        func waitFor(_ text: String) -> Bool {
-            let deadline = Date().addingTimeInterval(10)
-            while Date() < deadline {
-                if stream.stdout.contains(text) { return true }
-                usleep(10_000)
-            }
-            return false
-        }
+        func waitFor(_ text: String) -> Bool { eventually(10) { stream.stdout.contains(text) } }
         #expect(waitFor(#"data: {"path":"/","data":null}"#), "stream: \(stream.stdout)")
         s.seed("/room/name", #""lobby""#)
         #expect(waitFor(#"data: {"path":"/name","data":"lobby"}"#), "stream: \(stream.stdout)")
@@ -259,8 +252,7 @@ import Glibc
         s.seed("/x", "1")
         let watch = try #require(s.background([Binary.rtdb, "watch", "/x"], name: "watch"))
         defer { watch.killGroup() }
-        let deadline = Date().addingTimeInterval(10)
-        while Date() < deadline && !watch.stdout.contains("\n") { usleep(10_000) }
+        _ = eventually(10) { watch.stdout.contains("\n") }
         let watchMaps = mapped(watch.pid)
         #expect(watchMaps.contains("rtdb"), "cannot read the maps of rtdb watch")
         #expect(!watchMaps.contains("libssl") && !watchMaps.contains("libcrypto"))

@@ -98,14 +98,7 @@ func curl(_ sandbox: Sandbox, _ args: [String]) -> (body: String, code: String) 
         let server = try #require(ServeProcess(s))
         let stream = try #require(s.background(["curl", "-sN", "-H", "Accept: text/event-stream", server.url + "/room.json"], name: "stream"))
         defer { stream.killGroup() }
-        func waitFor(_ text: String) -> Bool {
-            let deadline = Date().addingTimeInterval(10)
-            while Date() < deadline {
-                if stream.stdout.contains(text) { return true }
-                usleep(10_000)
-            }
-            return false
-        }
+        func waitFor(_ text: String) -> Bool { eventually(10) { stream.stdout.contains(text) } }
         #expect(waitFor(#"data: {"path":"/","data":{"name":"lobby"}}"#))
         s.seed("/room/count", "1")
         #expect(s.rtdb("update", "/room", #"{"count":2,"topic/title":"hi"}"#, "-q").status == 0)
@@ -126,8 +119,7 @@ func curl(_ sandbox: Sandbox, _ args: [String]) -> (body: String, code: String) 
         let s = Sandbox()
         let server = try #require(ServeProcess(s))
         let watch = try #require(s.background([Binary.rtdb, "watch", "/w", "--count", "2"], name: "watch"))
-        let deadline = Date().addingTimeInterval(10)
-        while Date() < deadline && !watch.stdout.contains("\n") { usleep(10_000) }
+        _ = eventually(10) { watch.stdout.contains("\n") }
         #expect(curl(s, ["-X", "PUT", "-d", #"{"n":1}"#, server.url + "/w.json"]).code == "200")
         #expect(watch.wait(timeout: 10) == 0)
         #expect(watch.stdout == #"{"event":"value","path":"/w","value":null}"# + "\n" + #"{"event":"value","path":"/w","value":{"n":1}}"# + "\n")
