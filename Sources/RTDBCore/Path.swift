@@ -80,5 +80,9 @@ public struct Path: Sendable, CustomStringConvertible {
         keys.count == other.keys.count && contains(other)
     }
 
-    public var description: String { "/" + keys.joined(separator: "/") }
+    /// The keys joined by `/` without a leading slash (`a/b`; the root is empty): how a
+    /// relative path is written in an update key, a wire message or an index name.
+    public var unrooted: String { keys.joined(separator: "/") }
+
+    public var description: String { "/" + unrooted }
 }

@@ -252,7 +252,7 @@ extension EmbeddedDatabase {
 
     /// The data of a queued update: an object of relative paths, nulls kept.
     public static func updateData(_ entries: [(path: Path, value: Node)]) -> Node {
-        .object(entries.map { Node.Entry($0.path.keys.joined(separator: "/"), $0.value) })
+        .object(entries.map { Node.Entry($0.path.unrooted, $0.value) })
     }
 
     /// Wakes watchers of the file: a queue change changes what the cache shows at `path`.

@@ -56,7 +56,7 @@ public struct IndexDefinition: Sendable, Equatable {
     /// The location as written in `.indexOn` style: `/rooms/$room/messages`.
     public var location: String { "/" + pattern.joined(separator: "/") }
     /// The child as given: `a/b`, or `.value`.
-    public var childText: String { child.map { $0.keys.joined(separator: "/") } ?? ".value" }
+    public var childText: String { child.map { $0.unrooted } ?? ".value" }
 
     public func matches(_ path: Path) -> Bool {
         path.count == pattern.count && matchesPrefix(path.keys[...])

@@ -136,7 +136,7 @@ extension EmbeddedDatabase {
                         var out: [UInt8] = [UInt8(ascii: "{")]
                         for (j, e) in entries.enumerated() {
                             if j > 0 { out.append(UInt8(ascii: ",")) }
-                            JSONWriter.appendString(e.path.keys.joined(separator: "/"), to: &out)
+                            JSONWriter.appendString(e.path.unrooted, to: &out)
                             out.append(UInt8(ascii: ":"))
                             JSONWriter(export: true).write(e.value, into: &out)
                         }

@@ -274,7 +274,7 @@ extension EmbeddedDatabase {
         }
     }
 
-    static func encodeString(_ path: Path) -> String { path.keys.joined(separator: "/") }
+    static func encodeString(_ path: Path) -> String { path.unrooted }
 
     /// The keys of the immediate children of the encoded path, in key order, found by skipping
     /// from one child's rows to the next (cost grows with the number of children, not leaves).

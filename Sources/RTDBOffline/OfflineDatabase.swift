@@ -210,7 +210,7 @@ public final class OfflineDatabase {
         }
         var entries: [Node.Entry] = []
         for r in batch {
-            for s in r.sets { entries.append(Node.Entry(s.path.keys.joined(separator: "/"), s.value)) }
+            for s in r.sets { entries.append(Node.Entry(s.path.unrooted, s.value)) }
         }
         let idempotent = entries.allSatisfy { !ServerValues.containsPlaceholder($0.node) }
         let answer: HTTPClientResponse
@@ -228,7 +228,7 @@ public final class OfflineDatabase {
                 var complete: [Path] = []
                 var incomplete: [Path] = []
                 for s in r.sets {
-                    let key = s.path.keys.joined(separator: "/")
+                    let key = s.path.unrooted
                     if let m = members?.last(where: { $0.key == key }) {
                         store.append((s.path, m.node))
                         complete.append(s.path)

@@ -467,7 +467,7 @@ public final class RealtimeClient {
         var b: [UInt8] = [UInt8(ascii: "{")]
         for (i, e) in entries.enumerated() {
             if i > 0 { b.append(UInt8(ascii: ",")) }
-            JSONWriter.appendString(e.path.keys.joined(separator: "/"), to: &b)
+            JSONWriter.appendString(e.path.unrooted, to: &b)
             b.append(UInt8(ascii: ":"))
             b += Array(value(e.value).utf8)
         }

@@ -191,11 +191,11 @@ public final class RemoteDatabase: Database {
 
     public func update(_ path: Path, _ entries: [(path: Path, value: Node)]) throws -> [(path: Path, value: Node)] {
         if entries.isEmpty { return [] }
-        let body = RemoteDatabase.objectJSON(entries.map { Node.Entry($0.path.keys.joined(separator: "/"), $0.value) })
+        let body = RemoteDatabase.objectJSON(entries.map { Node.Entry($0.path.unrooted, $0.value) })
         let idem = entries.allSatisfy { RemoteDatabase.isIdempotent($0.value) }
         let answered = try self.entries(send("PATCH", path, body: body, idempotent: idem), "an update of \(path)") ?? []
         return entries.map { e in
-            let key = e.path.keys.joined(separator: "/")
+            let key = e.path.unrooted
             return (e.path, answered.last(where: { $0.key == key })?.node ?? e.value)
         }
     }

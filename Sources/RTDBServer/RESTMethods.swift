@@ -194,7 +194,7 @@ extension RESTHandler {
             resolved = entries.isEmpty ? [] : try c.database(provider).update(c.path, entries)
         }
         if c.silent { return HTTPResponse(status: 204) }
-        let members = resolved.map { (key: $0.path.keys.joined(separator: "/"), value: $0.value) }
+        let members = resolved.map { (key: $0.path.unrooted, value: $0.value) }
         return HTTPResponse.json(200, bytes: RESTRender.members(members, pretty: c.pretty))
     }
 

@@ -228,7 +228,7 @@ extension RESTHandler {
             var index: String?
             switch q.order {
             case .value: index = ".value"
-            case .child(let p): index = p.keys.joined(separator: "/")
+            case .child(let p): index = p.unrooted
             case .key, .priority: index = nil   // keys and priorities need no index
             }
             if let index, let message = rules.missingIndex(index, at: c.path) { throw RESTError(400, message) }

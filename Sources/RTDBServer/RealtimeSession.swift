@@ -52,7 +52,7 @@ final class RealtimeSession {
     }
 
     static func listenKey(_ path: Path, _ tag: Int64?) -> [UInt8] {
-        Array((path.keys.joined(separator: "/") + "\n" + (tag.map(String.init) ?? "")).utf8)
+        Array((path.unrooted + "\n" + (tag.map(String.init) ?? "")).utf8)
     }
 }
 
@@ -117,7 +117,7 @@ enum RealtimeMessage {
             out += #""m","b":{"p":"# + wirePath(location.appending(rel)) + #","d":{"#
             for (i, e) in entries.enumerated() {
                 if i > 0 { out += "," }
-                out += quoted(e.path.keys.joined(separator: "/")) + ":" + json(e.value)
+                out += quoted(e.path.unrooted) + ":" + json(e.value)
             }
             out += "}"
         }
@@ -131,7 +131,7 @@ enum RealtimeMessage {
     }
 
     /// Paths go out as Firebase's servers send them: no leading slash, the root as "".
-    static func wirePath(_ p: Path) -> String { quoted(p.keys.joined(separator: "/")) }
+    static func wirePath(_ p: Path) -> String { quoted(p.unrooted) }
 
     /// Data in export form: priorities kept, objects never turned into arrays.
     static func json(_ node: Node) -> String { JSONWriter.string(node, export: true) }

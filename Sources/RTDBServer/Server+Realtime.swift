@@ -181,7 +181,7 @@ extension Server {
         case .key: r.orderByKey = true
         case .value: r.orderByValue = true
         case .priority: r.orderByPriority = true
-        case .child(let p): r.orderByChild = p.keys.joined(separator: "/")
+        case .child(let p): r.orderByChild = p.unrooted
         }
         if let s = q.start, let e = q.end, !s.exclusive, !e.exclusive, s.value.same(as: e.value), s.key == e.key {
             r.equalTo = s.value

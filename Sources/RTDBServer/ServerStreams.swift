@@ -95,7 +95,7 @@ final class ServerStreams {
     }
 
     static func key(_ file: String, _ path: Path) -> [UInt8] {
-        Array((file + "\n" + path.keys.joined(separator: "/")).utf8)
+        Array((file + "\n" + path.unrooted).utf8)
     }
 
     var isEmpty: Bool { plainViews.isEmpty && queryViews.isEmpty }

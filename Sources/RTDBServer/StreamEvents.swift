@@ -28,7 +28,7 @@ public enum StreamEvent: Sendable {
             // must not turn the object into an array.
             for (i, e) in entries.enumerated() {
                 if i > 0 { out.append(UInt8(ascii: ",")) }
-                JSONWriter.appendString(e.path.keys.joined(separator: "/"), to: &out)
+                JSONWriter.appendString(e.path.unrooted, to: &out)
                 out.append(UInt8(ascii: ":"))
                 writer.write(e.value, into: &out)
             }

@@ -157,7 +157,7 @@ public enum RESTQuery {
         case .key: orderText = "$key"
         case .value: orderText = "$value"
         case .priority: orderText = "$priority"
-        case .child(let p): orderText = p.keys.joined(separator: "/")
+        case .child(let p): orderText = p.unrooted
         }
         out.append(("orderBy", JSONWriter.string(.string(orderText))))
         func text(_ b: Query.Bound) -> String {

@@ -92,7 +92,7 @@ public enum RealtimeQuery {
         switch query.order {
         case .key: member("i", string(".key"))
         case .value: member("i", string(".value"))
-        case .child(let p): member("i", string(p.keys.joined(separator: "/")))
+        case .child(let p): member("i", string(p.unrooted))
         case .priority: break
         }
         out.append(UInt8(ascii: "}"))

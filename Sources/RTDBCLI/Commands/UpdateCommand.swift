@@ -42,7 +42,7 @@ enum UpdateCommand {
     /// The update as printed: its keys (relative paths) in key order, server values resolved,
     /// deletions kept visible as `null` (so this object is for display, not stored data).
     static func shown(_ applied: [(path: Path, value: Node)]) -> Node {
-        let entries = applied.map { Node.Entry($0.path.keys.joined(separator: "/"), $0.value) }
+        let entries = applied.map { Node.Entry($0.path.unrooted, $0.value) }
         if entries.isEmpty { return .null }
         let keyed = entries.map { (SortableKey($0.key), $0) }.sorted { SortableKey.compare($0.0, $1.0) < 0 }
         return .object(keyed.map { $0.1 })
