@@ -141,7 +141,7 @@ enum TxCommand {
         try out.flush()
         if !outcome.committed {
             let why = outcome.attempts >= attemptBound && !aborted
-                ? "gave up after \(outcome.attempts) attempts (the value kept changing)"
+                ? "gave up after \(Quantity.of(outcome.attempts, "attempt")) (the value kept changing)"
                 : "\(command[0]) aborted"
             throw RTDBError(.notCommitted, "transaction at \(path) not committed: \(why)")
         }
