@@ -364,7 +364,7 @@ import Glibc
     @Test func aRestartedServerIsResynchronised() throws {
         let s = Sandbox()
         s.seed("/r", #"{"a":1}"#)
-        var server: ServeProcess? = try #require(ServeProcess(s))
+        var server: ServeProcess? = ServeProcess(s)
         let port = String(server?.url.split(separator: ":").last ?? "")
         let url = "http://127.0.0.1:\(port)?ns=test"
         let watch = try #require(s.background([Binary.rtdb, "--url", url, "watch", "/r", "--child-events", "--count", "3"], name: "watch"))
