@@ -123,7 +123,7 @@ final class Invocation {
         if value("--url") != nil && value("--db") != nil { throw usageError("--db and --url exclude each other") }
         let target = try RemoteTarget.parse(url, emulatorHost: Invocation.env("FIREBASE_DATABASE_EMULATOR_HOST"))
         let credential = try Credential.resolve(
-            option: { self.value($0) }, env: Invocation.env,
+            accessToken: value("--access-token"), auth: value("--auth"), credentials: value("--credentials"), env: Invocation.env,
             readFile: { try readFile($0, limit: 1 << 20) },
             cacheFolder: ServiceAccount.defaultCacheFolder(env: Invocation.env), now: RemoteDatabase.wallClock)
         var caFile: String? = nil
