@@ -24,15 +24,6 @@ final class Invocation {
         self.options = options
     }
 
-    // Look-ups by spelling, while the commands move to their declared options.
-    func has(_ long: String) -> Bool { options.contains { $0.spec.long == long } }
-    func value(_ long: String) -> String? { options.last { $0.spec.long == long }?.value }
-    func occurrences(_ longs: Set<String>) -> [(long: String, words: [String])] {
-        options.filter { longs.contains($0.spec.long) }.map { o in
-            (o.spec.long, o.value.split(separator: "\u{0}", omittingEmptySubsequences: false).map(String.init))
-        }
-    }
-
     /// True when the command line gives `option`.
     func has(_ option: some DeclaredOption) -> Bool {
         assert(declares(option), "\(command.name) reads \(option.long), which it does not declare")

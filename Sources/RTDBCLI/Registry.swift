@@ -15,7 +15,7 @@ public struct OptionSpec: Sendable {
     public let choices: [String]
     /// How many words the option takes (1, or 2 for `--on-disconnect-set PATH VALUE`).
     public let arity: Int
-    /// The option may be given more than once; `Invocation.occurrences` keeps the order.
+    /// The option may be given more than once; `Invocation.occurrences(of:)` keeps the order.
     public let repeatable: Bool
 
     public init(_ long: String, short: String? = nil, value: String? = nil, kind: ValueKind = .none,
@@ -64,36 +64,9 @@ public struct CommandSpec: Sendable {
     }
 }
 
-/// The registry: every command of `rtdb` (the global options are in SharedOptions.swift).
+/// The registry: every command of `rtdb` (the global and shared options are in SharedOptions.swift).
 public enum Registry {
     public static let version = "0.1.0"
-
-    public static let queryOptions: [OptionSpec] = [
-        OptionSpec("--order-by-key", "order children by key (the default)"),
-        OptionSpec("--order-by-value", "order children by their own value"),
-        OptionSpec("--order-by-child", value: "CHILD", kind: .child, "order children by the value at CHILD (a relative path)"),
-        OptionSpec("--order-by-priority", "order children by priority: none first, then numbers, then strings"),
-        OptionSpec("--start-at", value: "V", kind: .json, "lower bound, inclusive"),
-        OptionSpec("--start-after", value: "V", kind: .json, "lower bound, exclusive"),
-        OptionSpec("--end-at", value: "V", kind: .json, "upper bound, inclusive"),
-        OptionSpec("--end-before", value: "V", kind: .json, "upper bound, exclusive"),
-        OptionSpec("--equal-to", value: "V", kind: .json, "only children whose sort value is V"),
-        OptionSpec("--start-key", value: "K", kind: .key, "key argument of the lower bound (among equal values, from key K)"),
-        OptionSpec("--end-key", value: "K", kind: .key, "key argument of the upper bound (among equal values, up to key K)"),
-        OptionSpec("--limit-to-first", value: "N", kind: .number, "keep the first N children of the ordered result (N ≥ 1)"),
-        OptionSpec("--limit-to-last", value: "N", kind: .number, "keep the last N children of the ordered result (N ≥ 1)"),
-    ]
-
-    /// `get`, `query` and `watch` print values; `--raw` prints a string value as its bare text.
-    static let rawOption = OptionSpec("--raw", short: "-r", "print a string value as its text, without quotes (other values as JSON)")
-
-    /// `get` and `query` with an offline cache: print what the cache holds of an incomplete answer.
-    static let partialOption = OptionSpec("--partial", "with an offline cache holding only part of the answer: print that part and exit 10 (incomplete)")
-
-    static let valueOptions: [OptionSpec] = [
-        OptionSpec("--string", short: "-s", value: "TEXT", kind: .text, "write TEXT as a JSON string"),
-        OptionSpec("--file", value: "FILE", kind: .file, "read the JSON value from FILE (- reads stdin)"),
-    ]
 
     public static let commands: [CommandSpec] = [
         GetCommand.spec, SetCommand.spec, UpdateCommand.spec, PushCommand.spec, RemoveCommand.spec,

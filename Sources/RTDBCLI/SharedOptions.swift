@@ -63,4 +63,54 @@ extension Registry {
 
     /// Checked after the command's own exclusions.
     static let globalExclusions: [Exclusion] = [.pair(Global.offline, Global.online), .pair(Global.db, Global.url)]
+
+    public static let queryOptions: [OptionSpec] = [
+        QueryOptions.orderByKey.spec, QueryOptions.orderByValue.spec, QueryOptions.orderByChild.spec,
+        QueryOptions.orderByPriority.spec, QueryOptions.startAt.spec, QueryOptions.startAfter.spec, QueryOptions.endAt.spec,
+        QueryOptions.endBefore.spec, QueryOptions.equalTo.spec, QueryOptions.startKey.spec, QueryOptions.endKey.spec,
+        QueryOptions.limitToFirst.spec, QueryOptions.limitToLast.spec,
+    ]
+
+    /// `get`, `query` and `watch` print values; `--raw` prints a string value as its bare text.
+    static let rawOption = Flag("--raw", short: "-r", "print a string value as its text, without quotes (other values as JSON)")
+
+    /// `get` and `query` with an offline cache: print what the cache holds of an incomplete answer.
+    static let partialOption = Flag("--partial", "with an offline cache holding only part of the answer: print that part and exit 10 (incomplete)")
+}
+
+/// The query options of `query`, `watch` and `keep`; `QueryOptions.parse` reads them.
+extension QueryOptions {
+    static let orderByKey = Flag("--order-by-key", "order children by key (the default)")
+    static let orderByValue = Flag("--order-by-value", "order children by their own value")
+    static let orderByChild = Valued<String>("--order-by-child", value: "CHILD", kind: .child,
+        "order children by the value at CHILD (a relative path)")
+    static let orderByPriority = Flag("--order-by-priority", "order children by priority: none first, then numbers, then strings")
+    // Bounds stay text: whether they are JSON or a key depends on the order (`QueryOptions.parse`).
+    static let startAt = Valued<String>("--start-at", value: "V", kind: .json, "lower bound, inclusive")
+    static let startAfter = Valued<String>("--start-after", value: "V", kind: .json, "lower bound, exclusive")
+    static let endAt = Valued<String>("--end-at", value: "V", kind: .json, "upper bound, inclusive")
+    static let endBefore = Valued<String>("--end-before", value: "V", kind: .json, "upper bound, exclusive")
+    static let equalTo = Valued<String>("--equal-to", value: "V", kind: .json, "only children whose sort value is V")
+    static let startKey = Valued<String>("--start-key", value: "K", kind: .key,
+        "key argument of the lower bound (among equal values, from key K)")
+    static let endKey = Valued<String>("--end-key", value: "K", kind: .key,
+        "key argument of the upper bound (among equal values, up to key K)")
+    // Firebase's SDKs refuse limits below 1; a window of nothing is a mistake, not a query.
+    static let limitToFirst = Valued<Int>("--limit-to-first", value: "N", kind: .number,
+        "keep the first N children of the ordered result (N ≥ 1)") { text, source in
+        try OptionValue.whole(text, source, needs: "a whole number ≥ 1") { $0 >= 1 }
+    }
+    static let limitToLast = Valued<Int>("--limit-to-last", value: "N", kind: .number,
+        "keep the last N children of the ordered result (N ≥ 1)") { text, source in
+        try OptionValue.whole(text, source, needs: "a whole number ≥ 1") { $0 >= 1 }
+    }
+
+    /// In the order they are checked.
+    static let exclusions: [Exclusion] = [
+        .atMostOne("order option", of: [orderByKey, orderByValue, orderByChild, orderByPriority]),
+        .pair(limitToFirst, limitToLast),
+        .first(equalTo, excludes: [startAt, startAfter, endAt, endBefore]),
+        .pair(startAt, startAfter),
+        .pair(endAt, endBefore),
+    ]
 }
