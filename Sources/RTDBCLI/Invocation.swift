@@ -110,7 +110,7 @@ final class Invocation {
     /// Options that only a remote target uses. Given on the command line without --url /
     /// RTDB_URL they are a usage error, never silently dropped (their environment variables
     /// apply to remote targets only, so a shell that exports one still runs local commands).
-    static let remoteOnly: [any DeclaredOption] = [Global.auth, Global.accessToken, Global.credentials, Global.cacert]
+    static let remoteOnly = [Global.auth.spec, Global.accessToken.spec, Global.credentials.spec, Global.cacert.spec]
 
     /// Opens the target: the remote database for --url / RTDB_URL, else the embedded file.
     /// With `reading`, a terminal on stderr is told when the database file does not exist yet

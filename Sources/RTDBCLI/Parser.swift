@@ -93,9 +93,12 @@ enum Parser {
             }
             return .help(nil)
         }
-        for exclusion in command.exclusions + Registry.globalExclusions {
-            if let message = exclusion.violation({ long in options.contains { $0.spec.long == long } }) {
-                throw RTDBError(.usage, message)
+        // (Most command lines give one option or none: nothing to exclude, nothing to build.)
+        if options.count > 1 {
+            for exclusion in command.exclusions + Registry.globalExclusions {
+                if let message = exclusion.violation({ long in options.contains { $0.spec.long == long } }) {
+                    throw RTDBError(.usage, message)
+                }
             }
         }
         return .run(Invocation(command: command, positionals: positionals, beforeDashDash: beforeDashDash, options: options))
