@@ -97,7 +97,7 @@ enum Parser {
         }
         // (Most command lines give one option or none: nothing to exclude, nothing to build.)
         if options.count > 1 {
-            for exclusion in command.exclusions + Registry.globalExclusions {
+            for exclusion in command.exclusions() + Registry.globalExclusions {
                 if let message = exclusion.violation({ long in options.contains { $0.spec.long == long } }) {
                     throw RTDBError(.usage, message)
                 }

@@ -40,8 +40,10 @@ public struct CommandSpec: Sendable {
     public let usage: String
     public let arguments: [(name: String, kind: ValueKind, help: String)]
     public let options: [OptionSpec]
-    /// Options of this command that cannot be given together (the parser checks them).
-    let exclusions: [Exclusion]
+    /// Options of this command that cannot be given together (the parser checks them). A
+    /// function, so that the list is built only for a command line that gives two options or
+    /// more: building it costs start-up time that most command lines need not pay.
+    let exclusions: @Sendable () -> [Exclusion]
     public let description: String
     public let examples: [String]
     public let hidden: Bool
@@ -49,7 +51,7 @@ public struct CommandSpec: Sendable {
 
     init(name: String, summary: String, usage: String,
          arguments: [(name: String, kind: ValueKind, help: String)] = [],
-         options: [OptionSpec] = [], exclusions: [Exclusion] = [], description: String, examples: [String],
+         options: [OptionSpec] = [], exclusions: @escaping @Sendable () -> [Exclusion] = { [] }, description: String, examples: [String],
          hidden: Bool = false, run: @escaping @Sendable (Invocation) throws -> Void) {
         self.name = name
         self.summary = summary

@@ -9,7 +9,7 @@ enum GetCommand {
         usage: "rtdb get PATH [--shallow | --export] [--raw]",
         arguments: [("PATH", .path, "database path; / is the root; PATH/.priority is its priority")],
         options: [shallow.spec, export.spec, Registry.rawOption.spec, Registry.partialOption.spec],
-        exclusions: [.pair(shallow, export), .pair(Registry.rawOption, export)],
+        exclusions: { [.pair(shallow, export), .pair(Registry.rawOption, export)] },
         description: "Prints the value at PATH as one JSON line, or null when nothing is there. Priorities are left out "
             + "unless --export is given; its output written back with set restores the same data and priorities. "
             + "With --raw, a string prints as its text without quotes (as jq -r prints it). On a terminal, stderr says "

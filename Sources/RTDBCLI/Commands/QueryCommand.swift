@@ -6,7 +6,7 @@ enum QueryCommand {
         usage: "rtdb query PATH [ORDER] [RANGE] [LIMIT]",
         arguments: [("PATH", .path, "database path whose children are queried")],
         options: [Registry.rawOption.spec, Registry.partialOption.spec] + Registry.queryOptions,
-        exclusions: QueryOptions.exclusions,
+        exclusions: { QueryOptions.exclusions },
         description: "Prints one {\"key\":K,\"value\":V} line per child, in query order. Orders: by key (default), value, child "
             + "or priority. Bounds are JSON when they parse as JSON, otherwise strings; with --order-by-key they are always keys; "
             + "with --order-by-priority they are null, numbers or strings. With --raw, only the values print, one per line, "

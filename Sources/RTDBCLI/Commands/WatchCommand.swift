@@ -26,7 +26,7 @@ enum WatchCommand {
         arguments: [("PATH", .path, "database path to watch")],
         options: [childEvents.spec, changesOnly.spec, count.spec, exec.spec, execFail.spec, Registry.rawOption.spec]
             + Registry.queryOptions,
-        exclusions: QueryOptions.exclusions,
+        exclusions: { QueryOptions.exclusions },
         description: "Prints the current value (or one child_added per child), then one line per change made by any process "
             + "using the same database file, until interrupted. --changes-only skips that first part. Changes print in the "
             + "order removed, added, moved, changed. With a limit, children entering and leaving the window are added and removed. "
