@@ -28,7 +28,7 @@ public enum CLI {
     }
 
     /// Options whose value is a secret.
-    static let secretOptions = ["--auth", "--access-token"]
+    static let secretOptions = [Global.auth.long, Global.accessToken.long]
 
     /// Hides the values of `--auth` and `--access-token` in the process's own argument memory
     /// (after they were copied), so `ps` and /proc/PID/cmdline show `***`, not the token, nor

@@ -24,19 +24,50 @@ final class Invocation {
         self.options = options
     }
 
-    func has(_ long: String) -> Bool { options.contains { $0.spec.long == long } }
-    func value(_ long: String) -> String? { options.last { $0.spec.long == long }?.value }
+    /// True when the command line gives `option`.
+    func has(_ option: some DeclaredOption) -> Bool {
+        assert(declares(option), "\(command.name) reads \(option.long), which it does not declare")
+        return options.contains { $0.spec.long == option.long }
+    }
 
-    /// The options named in `longs`, in command-line order, each with its words (two for an
-    /// option of arity 2).
-    func occurrences(_ longs: Set<String>) -> [(long: String, words: [String])] {
-        options.filter { longs.contains($0.spec.long) }.map { o in
-            (o.spec.long, o.value.split(separator: "\u{0}", omittingEmptySubsequences: false).map(String.init))
+    /// The value of `option` on the command line (its last occurrence), or nil.
+    func value<Value>(_ option: Valued<Value>) throws -> Value? {
+        guard let text = text(option) else { return nil }
+        return try option.read(text, option.long)
+    }
+
+    /// The value of `option` on the command line, else of its environment variable (the
+    /// error then names the variable), else nil.
+    func setting<Value>(_ option: Valued<Value>) throws -> Value? {
+        if let text = text(option) { return try option.read(text, option.long) }
+        guard let name = option.environment, let text = Invocation.env(name) else { return nil }
+        return try option.read(text, name)
+    }
+
+    /// The text `option` was given, unread: for passing the command line on to a child
+    /// process, which reads it itself.
+    func text(_ option: some DeclaredOption) -> String? {
+        assert(declares(option), "\(command.name) reads \(option.long), which it does not declare")
+        return options.last { $0.spec.long == option.long }?.value
+    }
+
+    /// The occurrences of `list`'s options, in command-line order, each with its option and
+    /// its words (two for an option of arity 2).
+    func occurrences(of list: [any DeclaredOption]) -> [(option: OptionSpec, words: [String])] {
+        let longs = Set(list.map(\.long))
+        return options.filter { longs.contains($0.spec.long) }.map { o in
+            (o.spec, o.value.split(separator: "\u{0}", omittingEmptySubsequences: false).map(String.init))
         }
     }
 
-    var pretty: Bool { has("--pretty") }
-    var quiet: Bool { has("--quiet") }
+    /// Whether `option` is one of the command's or a global option (a look-up of anything
+    /// else would always read "not given").
+    private func declares(_ option: some DeclaredOption) -> Bool {
+        command.options.contains { $0.long == option.long } || Registry.globalOptions.contains { $0.long == option.long }
+    }
+
+    var pretty: Bool { has(Global.pretty) }
+    var quiet: Bool { has(Global.quiet) }
 
     func usageError(_ message: String) -> RTDBError { RTDBError(.usage, message) }
 
@@ -73,29 +104,21 @@ final class Invocation {
     }
 
     func timeoutSeconds() throws -> Double {
-        // An error names where the value came from: the option, or the variable.
-        let (text, source) = value("--timeout").map { ($0, "--timeout") } ?? (Invocation.env("RTDB_TIMEOUT"), "RTDB_TIMEOUT")
-        guard let text else { return 10 }
-        guard let t = Double(text), t.isFinite, t >= 0 else {
-            throw usageError("\(source) needs a number of seconds, not \(Limits.quote(text))")
-        }
-        return t
+        try setting(Global.timeout) ?? 10
     }
 
     /// Options that only a remote target uses. Given on the command line without --url /
     /// RTDB_URL they are a usage error, never silently dropped (their environment variables
     /// apply to remote targets only, so a shell that exports one still runs local commands).
-    static let remoteOnly = ["--auth", "--access-token", "--credentials", "--cacert"]
+    static let remoteOnly = [Global.auth.spec, Global.accessToken.spec, Global.credentials.spec, Global.cacert.spec]
 
     /// Opens the target: the remote database for --url / RTDB_URL, else the embedded file.
     /// With `reading`, a terminal on stderr is told when the database file does not exist yet
     /// (the command still prints what an empty database holds).
     func database(reading: Bool = false) throws -> Database {
-        if let f = value("--db"), f.isEmpty {
-            // SQLite would treat "" as a throw-away temporary database: writes would vanish.
-            throw usageError("--db needs a file name")
-        }
-        if let url = value("--url") {
+        // (`--db ""` is refused: SQLite would treat "" as a throw-away temporary database.)
+        let dbFile = try value(Global.db)
+        if let url = try value(Global.url) {
             return try remoteDatabase(url)
         }
         if let url = Invocation.env("RTDB_URL") {
@@ -104,10 +127,10 @@ final class Invocation {
                 throw RTDBError(e.code, "RTDB_URL " + e.message.dropFirst("--url ".count))
             }
         }
-        if let option = Invocation.remoteOnly.first(where: { value($0) != nil }) {
-            throw usageError("\(option) is for remote databases: give --url URL (or RTDB_URL) too, or leave it out")
+        if let option = Invocation.remoteOnly.first(where: { has($0) }) {
+            throw usageError("\(option.long) is for remote databases: give --url URL (or RTDB_URL) too, or leave it out")
         }
-        let file = Invocation.databaseFile(option: value("--db"))
+        let file = Invocation.databaseFile(option: dbFile)
         if reading && !quiet && Diagnostics.stderrIsTerminal && !Invocation.exists(file) {
             Diagnostics.note("the database file \(file) does not exist yet (nothing has been written to it)")
         }
@@ -120,14 +143,13 @@ final class Invocation {
     }
 
     func remoteDatabase(_ url: String, timeoutSeconds: Double? = nil) throws -> RemoteDatabase {
-        if value("--url") != nil && value("--db") != nil { throw usageError("--db and --url exclude each other") }
         let target = try RemoteTarget.parse(url, emulatorHost: Invocation.env("FIREBASE_DATABASE_EMULATOR_HOST"))
         let credential = try Credential.resolve(
-            option: { self.value($0) }, env: Invocation.env,
+            accessToken: value(Global.accessToken), auth: value(Global.auth), credentials: value(Global.credentials), env: Invocation.env,
             readFile: { try readFile($0, limit: 1 << 20) },
             cacheFolder: ServiceAccount.defaultCacheFolder(env: Invocation.env), now: RemoteDatabase.wallClock)
         var caFile: String? = nil
-        if let f = value("--cacert") ?? Invocation.env("RTDB_CACERT") {
+        if let f = try setting(Global.cacert) {
             guard access(f, R_OK) == 0 else {
                 throw usageError("--cacert \(Limits.quote(f)): cannot read it: \(String(cString: strerror(errno)))")
             }

@@ -52,7 +52,7 @@ enum OfflineOutput {
     /// one is `unavailable`, or with `--partial` printed by the caller and then `incomplete`.
     static func read(_ inv: Invocation, _ db: OfflineDatabase, _ path: Path, query: Query?) throws -> (value: Node, complete: Bool) {
         let r = try db.read(path, query: query)
-        if !r.complete && !inv.has("--partial") {
+        if !r.complete && !inv.has(Registry.partialOption) {
             throw RTDBError(.unavailable, "\(path) is not in the offline cache \(db.cache.file) in full"
                             + (db.mode == .offline ? "" : " and the server could not be reached")
                             + "; --partial prints what it holds")

@@ -17,7 +17,7 @@ extension Invocation {
     func offlineDatabase(patient: Bool = false, persist: Bool = false) throws -> OfflineDatabase? {
         let url: String
         let fromEnv: Bool
-        if let u = value("--url") { (url, fromEnv) = (u, false) } else if let u = Invocation.env("RTDB_URL") { (url, fromEnv) = (u, true) } else { return nil }
+        if let u = try value(Global.url) { (url, fromEnv) = (u, false) } else if let u = Invocation.env("RTDB_URL") { (url, fromEnv) = (u, true) } else { return nil }
         let target: RemoteTarget
         do {
             target = try RemoteTarget.parse(url, emulatorHost: Invocation.env("FIREBASE_DATABASE_EMULATOR_HOST"))
@@ -49,7 +49,7 @@ extension Invocation {
 
     /// The credential option or variable given, if any (then `--auth-command` is not used).
     static func explicitCredential(_ inv: Invocation) -> String? {
-        for o in ["--access-token", "--auth", "--credentials"] where inv.value(o) != nil { return o }
+        for o in [Global.accessToken, Global.auth, Global.credentials] where inv.has(o) { return o.long }
         for v in ["RTDB_ACCESS_TOKEN", "RTDB_AUTH", "GOOGLE_APPLICATION_CREDENTIALS"] where env(v) != nil { return v }
         return nil
     }

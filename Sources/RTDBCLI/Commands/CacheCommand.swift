@@ -5,12 +5,14 @@ import RTDBOffline
 /// `rtdb cache info|ls|prune|clear`: the state and upkeep of an offline cache (offline.md §2.7,
 /// §1.6). Never contacts the server.
 enum CacheCommand {
+    static let vacuum = Flag("--vacuum", "prune: also give the freed space back to the file system")
+    static let all = Flag("--all", "clear: also drop the queued writes")
+
     static let spec = CommandSpec(
         name: "cache", summary: "show, list, purge or clear an offline cache",
         usage: "rtdb cache info | rtdb cache ls | rtdb cache prune [--vacuum] | rtdb cache clear [--all]",
         arguments: [("ACTION", .text, "info, ls, prune or clear")],
-        options: [OptionSpec("--vacuum", "prune: also give the freed space back to the file system"),
-                  OptionSpec("--all", "clear: also drop the queued writes")],
+        options: [vacuum.spec, all.spec],
         description: "Works on the offline cache of the --url database (see --persist, --cache). info prints "
             + "{\"file\":F,\"url\":U,\"bytes\":B,\"limit\":L,\"queries\":N,\"complete\":C,\"kept\":K,\"pending\":P,"
             + "\"rejected\":R,\"serverTimeOffset\":MS} (B estimates the cached data: the length of each stored path and value; "
@@ -33,8 +35,8 @@ enum CacheCommand {
         guard ["info", "ls", "prune", "clear"].contains(action) else {
             throw inv.usageError("cache: unknown action \(Limits.quote(action)); use info, ls, prune or clear")
         }
-        if inv.has("--vacuum") && action != "prune" { throw inv.usageError("--vacuum goes with cache prune") }
-        if inv.has("--all") && action != "clear" { throw inv.usageError("--all goes with cache clear") }
+        if inv.has(vacuum) && action != "prune" { throw inv.usageError("--vacuum goes with cache prune") }
+        if inv.has(all) && action != "clear" { throw inv.usageError("--all goes with cache clear") }
         let db = try QueueCommand.cache(inv, command: "cache")
         let cache = db.cache
         let limit = cache.cacheLimit ?? 10_485_760
@@ -58,10 +60,10 @@ enum CacheCommand {
             for p in try cache.pruneCache(limit: limit) {
                 try out.record([("event", .string("pruned")), ("path", .string(p.path.description)), ("query", KeepCommand.queryField(p.params))])
             }
-            if inv.has("--vacuum") { try cache.vacuumCache() }
+            if inv.has(vacuum) { try cache.vacuumCache() }
         default:
             var dropped: [QueuedWrite] = []
-            if inv.has("--all") {
+            if inv.has(all) {
                 let lock = try QueueCommand.flushLock(inv, db)
                 defer { withExtendedLifetime(lock) {} }
                 dropped = try cache.clearWrites()

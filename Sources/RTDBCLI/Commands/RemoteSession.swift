@@ -23,9 +23,9 @@ import Darwin
 enum RemoteSession {
     static func run(_ inv: Invocation, _ remote: RemoteDatabase, steps: [SessionCommand.Step],
                     command: [String], rest: Bool) throws {
-        if inv.has("--client-side") { return try clientSide(inv, remote, steps: steps, command: command) }
+        if inv.has(SessionCommand.clientSide) { return try clientSide(inv, remote, steps: steps, command: command) }
         if rest { throw restOnly(remote, "--transport rest") }
-        let events = try SessionCommand.EventSink(inv, file: inv.value("--events"), toStdout: command.isEmpty && !inv.quiet)
+        let events = try SessionCommand.EventSink(inv, file: inv.value(SessionCommand.events), toStdout: command.isEmpty && !inv.quiet)
         Interruption.install()
         let client = remote.realtimeClient()
         var pushIDs = PushIDGenerator()
@@ -175,7 +175,7 @@ enum RemoteSession {
         guard let offline = try inv.offlineDatabase(persist: true) else {
             throw RTDBError(.internal, "session: no offline cache for \(remote.target.display)")
         }
-        let events = try SessionCommand.EventSink(inv, file: inv.value("--events"), toStdout: command.isEmpty && !inv.quiet)
+        let events = try SessionCommand.EventSink(inv, file: inv.value(SessionCommand.events), toStdout: command.isEmpty && !inv.quiet)
         Interruption.install()
         var pushIDs = PushIDGenerator()
         let (operations, writes) = SessionCommand.plan(steps, newKey: { pushIDs.next(now: offline.estimatedServerTime()) })
