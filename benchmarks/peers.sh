@@ -15,13 +15,14 @@
 # Environment:
 #   RTDB_BIN=FILE        the rtdb binary to measure (the argument wins)
 #   RTDB_BASELINE=FILE   a second rtdb binary measured in the same rounds, as another column
-#   PEERS_QUICK=1        smoke run: one round, 1 s per load, fewer runs (about 1-2 minutes)
+#   PEERS_QUICK=1        smoke run: one round, 1 s per load, fewer runs (about 30 s)
 #   PEERS_ONLY=gwrf      run only some parts: g get vs sqlite3, w durable writes vs Redis and
 #                        etcd, r small reads vs nginx and etcd, f fan-out to 1,000 subscribers
 #   PEERS_MARKDOWN=FILE  also write the machine, the table and the notes as Markdown to FILE
 #   TMPDIR               where the temp dir goes (default /tmp)
 #
-# A full run takes about 8 minutes on a 2-core machine and is stopped after 15 at most.
+# A full run (5 rounds, 5 s per load) takes about 5 minutes on a 2-core machine and is stopped
+# after 15 at most.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -32,7 +33,7 @@ declare -A package=(
     [redis-server]=redis-server [redis-benchmark]=redis-tools
     [etcd]=etcd-server [etcdctl]=etcd-client
     [nginx]=nginx [wrk]=wrk [sqlite3]=sqlite3 [valgrind]=valgrind
-    [hyperfine]=hyperfine [curl]=curl [python3]=python3
+    [hyperfine]=hyperfine [python3]=python3
 )
 missing=()
 for tool in "${!package[@]}"; do
