@@ -46,7 +46,9 @@ let package = Package(
         .testTarget(name: "RTDBEngineTests", dependencies: ["RTDBEngine", "RTDBCore"]),
         .testTarget(name: "RTDBWireTests", dependencies: ["RTDBWire", "RTDBCore"]),
         .testTarget(name: "RTDBRulesTests", dependencies: ["RTDBRules", "RTDBCore"]),
-        .testTarget(name: "RTDBRemoteTests", dependencies: ["RTDBRemote", "RTDBWire", "RTDBNet", "RTDBCore"]),
+        // silent_sse_server.py is a helper script a test runs with python3, not a resource.
+        .testTarget(name: "RTDBRemoteTests", dependencies: ["RTDBRemote", "RTDBWire", "RTDBNet", "RTDBCore"],
+                    exclude: ["silent_sse_server.py"]),
         .testTarget(name: "RTDBNetTests", dependencies: ["RTDBNet"]),
         .testTarget(name: "RTDBServerTests", dependencies: ["RTDBServer", "RTDBWire", "RTDBEngine", "RTDBCore", "RTDBRules", "RTDBRemote"]),
         .testTarget(name: "RTDBOfflineTests", dependencies: ["RTDBOffline", "RTDBEngine", "RTDBRemote", "RTDBWire", "RTDBCore"]),

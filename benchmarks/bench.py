@@ -335,7 +335,14 @@ def bench_a(ctx, res, runs):
         raise BenchError(f"(a) get returned {got!r}")
     get_cmd = ctx.cmd(db, "get", f"/users/{key}/name")
     sel1 = ["sqlite3", db, "select 1"]
-    point = ["sqlite3", db, f"select v from data where path='users/{key}/name'"]
+    # The row that holds the leaf, found by its value (the key's encoding is rtdb's business),
+    # then selected by primary key, as rtdb does.
+    hexkey = ctx.run(["sqlite3", db, f"select hex(path) from data where v = 'User {key[1:]}'"], capture=True)[1].decode().strip()
+    if not re.fullmatch(r"[0-9A-F]+", hexkey):
+        raise BenchError(f"(a) found no single row holding 'User {key[1:]}': {hexkey!r}")
+    point = ["sqlite3", db, f"select v from data where path = X'{hexkey}'"]
+    if ctx.run(point, capture=True)[1].strip() != f"User {key[1:]}".encode():
+        raise BenchError("(a) sqlite3's point select did not print the leaf")
     for _ in range(3):   # warm the page cache and the dynamic loader
         ctx.run(get_cmd), ctx.run(sel1), ctx.run(point)
     tg, ts, tp = [], [], []

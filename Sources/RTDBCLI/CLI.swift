@@ -28,25 +28,77 @@ public enum CLI {
     }
 
     /// Options whose value is a secret.
-    static let secretOptions = ["--auth", "--access-token"]
+    static let secretOptions = [Global.auth.long, Global.accessToken.long]
 
-    /// Overwrites the values of `--auth` and `--access-token` in the process's own argument
-    /// memory (after they were copied), so `ps` and /proc/PID/cmdline show `x`s, not the token.
+    /// Hides the values of `--auth` and `--access-token` in the process's own argument memory
+    /// (after they were copied), so `ps` and /proc/PID/cmdline show `***`, not the token, nor
+    /// its length: the arguments from the first secret on are written again, packed, with each
+    /// secret as `***`, and the bytes left over at the end become NULs. Where the arguments do
+    /// not lie packed one after another (the kernel always packs them), each secret becomes a
+    /// lone `*` followed by NULs instead.
     static func hideSecrets(argc: Int32, argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>) {
+        let count = Int(argc)
+        var words: [[UInt8]] = []
+        var first: Int? = nil
+        var i = 1
+        while i < count {
+            guard let p = argv[i] else { return }
+            let arg = bytes(p)
+            if arg == Array("--".utf8) { break }
+            if secretOptions.contains(where: { Array($0.utf8) == arg }), i + 1 < count {
+                first = first ?? i + 1
+                words += [arg, Array("***".utf8)]
+                i += 2
+                continue
+            }
+            if let name = secretOptions.first(where: { arg.starts(with: Array(($0 + "=").utf8)) }) {
+                first = first ?? i
+                words.append(Array((name + "=***").utf8))
+            } else {
+                words.append(arg)
+            }
+            i += 1
+        }
+        guard let first, let start = argv[first] else { return }
+        // The words from `first` on, and the rest of the arguments after `--` as they are.
+        var tail = Array(words[(first - 1)...])
+        for k in i..<count { if let p = argv[k] { tail.append(bytes(p)) } }
+        var end = start
+        for k in first..<count {
+            guard let p = argv[k], p == end else { return maskInPlace(argc: argc, argv: argv) }
+            end = p + strlen(p) + 1
+        }
+        let area = end - start
+        var packed: [UInt8] = []
+        for word in tail { packed += word + [0] }
+        if packed.count > area { return maskInPlace(argc: argc, argv: argv) }
+        packed += [UInt8](repeating: 0, count: area - packed.count)
+        packed.withUnsafeBytes { if let bytes = $0.baseAddress { _ = memcpy(start, bytes, area) } }
+    }
+
+    private static func bytes(_ p: UnsafeMutablePointer<CChar>) -> [UInt8] {
+        UnsafeRawBufferPointer(start: p, count: strlen(p)).map { $0 }
+    }
+
+    /// The fallback of `hideSecrets`: each secret's first byte becomes `*`, the rest NULs.
+    static func maskInPlace(argc: Int32, argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>) {
+        func mask(_ p: UnsafeMutablePointer<CChar>) {
+            let n = strlen(p)
+            guard n > 0 else { return }
+            p[0] = 0x2A
+            memset(p + 1, 0, n - 1)
+        }
         var i = 1
         while i < Int(argc) {
             guard let p = argv[i] else { i += 1; continue }
             let arg = String(cString: p)
             if arg == "--" { return }
             if secretOptions.contains(arg), i + 1 < Int(argc), let v = argv[i + 1] {
-                memset(v, 0x78, strlen(v))
+                mask(v)
                 i += 2
                 continue
             }
-            for name in secretOptions where arg.hasPrefix(name + "=") {
-                let skip = name.utf8.count + 1
-                memset(p + skip, 0x78, strlen(p) - skip)
-            }
+            for name in secretOptions where arg.hasPrefix(name + "=") { mask(p + name.utf8.count + 1) }
             i += 1
         }
     }

@@ -22,19 +22,50 @@ final class Invocation {
         self.options = options
     }
 
-    func has(_ long: String) -> Bool { options.contains { $0.spec.long == long } }
-    func value(_ long: String) -> String? { options.last { $0.spec.long == long }?.value }
+    /// True when the command line gives `option`.
+    func has(_ option: some DeclaredOption) -> Bool {
+        assert(declares(option), "\(command.name) reads \(option.long), which it does not declare")
+        return options.contains { $0.spec.long == option.long }
+    }
 
-    /// The options named in `longs`, in command-line order, each with its words (two for an
-    /// option of arity 2).
-    func occurrences(_ longs: Set<String>) -> [(long: String, words: [String])] {
-        options.filter { longs.contains($0.spec.long) }.map { o in
-            (o.spec.long, o.value.split(separator: "\u{0}", omittingEmptySubsequences: false).map(String.init))
+    /// The value of `option` on the command line (its last occurrence), or nil.
+    func value<Value>(_ option: Valued<Value>) throws -> Value? {
+        guard let text = text(option) else { return nil }
+        return try option.read(text, option.long)
+    }
+
+    /// The value of `option` on the command line, else of its environment variable (the
+    /// error then names the variable), else nil.
+    func setting<Value>(_ option: Valued<Value>) throws -> Value? {
+        if let text = text(option) { return try option.read(text, option.long) }
+        guard let name = option.environment, let text = Invocation.env(name) else { return nil }
+        return try option.read(text, name)
+    }
+
+    /// The text `option` was given, unread: for passing the command line on to a child
+    /// process, which reads it itself.
+    func text(_ option: some DeclaredOption) -> String? {
+        assert(declares(option), "\(command.name) reads \(option.long), which it does not declare")
+        return options.last { $0.spec.long == option.long }?.value
+    }
+
+    /// The occurrences of `list`'s options, in command-line order, each with its option and
+    /// its words (two for an option of arity 2).
+    func occurrences(of list: [any DeclaredOption]) -> [(option: OptionSpec, words: [String])] {
+        let longs = Set(list.map(\.long))
+        return options.filter { longs.contains($0.spec.long) }.map { o in
+            (o.spec, o.value.split(separator: "\u{0}", omittingEmptySubsequences: false).map(String.init))
         }
     }
 
-    var pretty: Bool { has("--pretty") }
-    var quiet: Bool { has("--quiet") }
+    /// Whether `option` is one of the command's or a global option (a look-up of anything
+    /// else would always read "not given").
+    private func declares(_ option: some DeclaredOption) -> Bool {
+        command.options.contains { $0.long == option.long } || Registry.globalOptions.contains { $0.long == option.long }
+    }
+
+    var pretty: Bool { has(Global.pretty) }
+    var quiet: Bool { has(Global.quiet) }
 
     func usageError(_ message: String) -> RTDBError { RTDBError(.usage, message) }
 
@@ -71,13 +102,7 @@ final class Invocation {
     }
 
     func timeoutSeconds() throws -> Double {
-        // An error names where the value came from: the option, or the variable.
-        let (text, source) = value("--timeout").map { ($0, "--timeout") } ?? (Invocation.env("RTDB_TIMEOUT"), "RTDB_TIMEOUT")
-        guard let text else { return 10 }
-        guard let t = Double(text), t.isFinite, t >= 0 else {
-            throw usageError("\(source) needs a number of seconds, not \(Limits.quote(text))")
-        }
-        return t
+        try setting(Global.timeout) ?? 10
     }
 
     func output(streaming: Bool = false) -> Output {

@@ -143,14 +143,15 @@ final class KeptStreams {
     /// reaches the same database, through the same cache, as the same principal.
     static func childEnvironment(_ inv: Invocation, url: String, cacheFile: String) -> [String] {
         var vars: [(String, String)] = [("RTDB_URL", url), ("RTDB_CACHE", cacheFile)]
-        let settings: [(option: String, variable: String)] = [
-            ("--timeout", "RTDB_TIMEOUT"), ("--connect-timeout", "RTDB_CONNECT_TIMEOUT"), ("--cacert", "RTDB_CACERT"),
-            ("--cache-size", "RTDB_CACHE_SIZE"), ("--auth-command", "RTDB_AUTH_COMMAND")]
-        for s in settings { if let v = inv.value(s.option) { vars.append((s.variable, v)) } }
+        // The options' text as given: the child reads it as this process did.
+        let settings: [(option: OptionSpec, variable: String)] = [
+            (Global.timeout.spec, "RTDB_TIMEOUT"), (Global.connectTimeout.spec, "RTDB_CONNECT_TIMEOUT"), (Global.cacert.spec, "RTDB_CACERT"),
+            (Global.cacheSize.spec, "RTDB_CACHE_SIZE"), (Global.authCommand.spec, "RTDB_AUTH_COMMAND")]
+        for s in settings { if let v = inv.text(s.option) { vars.append((s.variable, v)) } }
         var dropped: Set<String> = ["RTDB_URL", "RTDB_CACHE", "RTDB_DB", "RTDB_OFFLINE", "RTDB_PERSIST"]
-        let credentials: [(option: String, variable: String)] = [
-            ("--access-token", "RTDB_ACCESS_TOKEN"), ("--auth", "RTDB_AUTH"), ("--credentials", "GOOGLE_APPLICATION_CREDENTIALS")]
-        if let given = credentials.first(where: { inv.value($0.option) != nil }), let v = inv.value(given.option) {
+        let credentials: [(option: OptionSpec, variable: String)] = [
+            (Global.accessToken.spec, "RTDB_ACCESS_TOKEN"), (Global.auth.spec, "RTDB_AUTH"), (Global.credentials.spec, "GOOGLE_APPLICATION_CREDENTIALS")]
+        if let given = credentials.first(where: { inv.has($0.option) }), let v = inv.text(given.option) {
             // An option beats every variable: the child gets that credential alone.
             for c in credentials { dropped.insert(c.variable) }
             vars.append((given.variable, v))

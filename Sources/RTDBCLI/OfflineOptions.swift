@@ -18,33 +18,17 @@ struct OfflineOptions {
     /// behave exactly as without this feature). Bad values are usage errors.
     /// `persist` asks for the cache whatever the command line says (`session --client-side`).
     static func parse(_ inv: Invocation, target: RemoteTarget, persist forced: Bool = false) throws -> OfflineOptions? {
-        let cacheFile = inv.value("--cache").map { ($0, "--cache") } ?? Invocation.env("RTDB_CACHE").map { ($0, "RTDB_CACHE") }
-        let offline = inv.has("--offline") || flag("RTDB_OFFLINE")
-        let persist = forced || inv.has("--persist") || flag("RTDB_PERSIST") || cacheFile != nil || offline
+        let cacheFile = try inv.setting(Global.cache)
+        let offline = inv.has(Global.offline) || flag("RTDB_OFFLINE")
+        let persist = forced || inv.has(Global.persist) || flag("RTDB_PERSIST") || cacheFile != nil || offline
         guard persist else { return nil }
-        if inv.has("--offline") && inv.has("--online") { throw inv.usageError("--offline and --online exclude each other") }
-        let mode: CacheMode = inv.has("--online") ? .online : offline ? .offline : .auto
-        if let (f, source) = cacheFile, f.isEmpty { throw inv.usageError("\(source) needs a file name") }
-        var size = defaultCacheSize
-        if let (text, source) = inv.value("--cache-size").map({ ($0, "--cache-size") }) ?? Invocation.env("RTDB_CACHE_SIZE").map({ ($0, "RTDB_CACHE_SIZE") }) {
-            guard let n = Int(text), cacheSizeRange.contains(n) else {
-                throw inv.usageError("\(source) needs a number of bytes from \(cacheSizeRange.lowerBound) to \(cacheSizeRange.upperBound), not \(Limits.quote(text))")
-            }
-            size = n
-        }
-        var connect = 3.0
-        if let (text, source) = inv.value("--connect-timeout").map({ ($0, "--connect-timeout") }) ?? Invocation.env("RTDB_CONNECT_TIMEOUT").map({ ($0, "RTDB_CONNECT_TIMEOUT") }) {
-            guard let t = Double(text), t.isFinite, t > 0 else {
-                throw inv.usageError("\(source) needs a positive number of seconds, not \(Limits.quote(text))")
-            }
-            connect = t
-        }
-        if let c = inv.value("--auth-command"), c.allSatisfy({ $0 == " " || $0 == "\t" }) {
-            throw inv.usageError("--auth-command needs a command to run")
-        }
-        var command = inv.value("--auth-command") ?? Invocation.env("RTDB_AUTH_COMMAND")
+        // (--offline with --online is refused by the parser: `Registry.globalExclusions`.)
+        let mode: CacheMode = inv.has(Global.online) ? .online : offline ? .offline : .auto
+        let size = try inv.setting(Global.cacheSize) ?? defaultCacheSize
+        let connect = try inv.setting(Global.connectTimeout) ?? 3.0
+        var command = try inv.value(Global.authCommand) ?? Invocation.env("RTDB_AUTH_COMMAND")
         if let c = command, c.allSatisfy({ $0 == " " || $0 == "\t" }) { command = nil }
-        return OfflineOptions(mode: mode, file: cacheFile?.0 ?? defaultFile(target), cacheSize: size,
+        return OfflineOptions(mode: mode, file: cacheFile ?? defaultFile(target), cacheSize: size,
                               connectTimeoutSeconds: connect, authCommand: command)
     }
 

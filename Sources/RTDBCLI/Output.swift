@@ -64,7 +64,8 @@ final class Output {
     }
 
     static func appendRaw(_ node: Node, pretty: Bool, to buffer: inout [UInt8]) {
-        if case .string(let s) = node {
+        // A priority is not part of the value printed: a prioritised string is text too.
+        if case .string(let s) = node.unprioritized {
             buffer.append(contentsOf: s.utf8)
         } else {
             JSONWriter(pretty: pretty).write(node, into: &buffer)

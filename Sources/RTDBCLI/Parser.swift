@@ -12,8 +12,9 @@ enum Parser {
 
     /// `invalid` holds the indices of arguments that were not valid UTF-8 (they arrive
     /// repaired, so they must not be used as data). `command` is set as soon as it is known,
-    /// so a failure can show that command's usage line.
-    static func parse(_ args: [String], invalid: Set<Int> = [], command: inout CommandSpec?) throws -> Parsed {
+    /// so a failure can show that command's usage line. `lookup` finds a command by name.
+    static func parse(_ args: [String], invalid: Set<Int> = [], command: inout CommandSpec?,
+                      lookup: (String) -> CommandSpec? = Registry.command(named:)) throws -> Parsed {
         command = nil
         var positionals: [String] = []
         var beforeDashDash: Int? = nil
@@ -56,7 +57,9 @@ enum Parser {
                         i += 1
                     }
                     // Words of a command line never hold NUL: it separates the words of one option.
-                    value = words.joined(separator: "\u{0}")
+                    // (A single word is kept as it is: the generic `joined` costs a conformance
+                    // look-up at start-up, ~100,000 instructions, for nothing.)
+                    value = words.count == 1 ? words[0] : words.joined(separator: "\u{0}")
                 } else if inline != nil {
                     throw RTDBError(.usage, "option \(spec.long) takes no value")
                 }
@@ -67,7 +70,7 @@ enum Parser {
                 continue
             }
             if command == nil {
-                guard let c = Registry.command(named: arg) else {
+                guard let c = lookup(arg) else {
                     throw RTDBError(.usage, "unknown command \(Limits.quote(arg)); see 'rtdb help'")
                 }
                 command = c
@@ -75,22 +78,30 @@ enum Parser {
             }
             positionals.append(arg)
         }
-        if options.contains(where: { $0.spec.long == "--help" }) {
+        if options.contains(where: { $0.spec.long == Global.help.long }) {
             return .help(command)
         }
-        if options.contains(where: { $0.spec.long == "--version" }) { return .version }
+        if options.contains(where: { $0.spec.long == Global.version.long }) { return .version }
         guard let command else {
             throw RTDBError(.usage, "no command given; see 'rtdb help'")
         }
         if command.name == "help" {
             if positionals.count > 1 { throw RTDBError(.usage, "help: unexpected argument \(Limits.quote(positionals[1]))") }
             if let name = positionals.first {
-                guard let c = Registry.command(named: name) else {
+                guard let c = lookup(name) else {
                     throw RTDBError(.usage, "unknown command \(Limits.quote(name)); see 'rtdb help'")
                 }
                 return .help(c)
             }
             return .help(nil)
+        }
+        // (Most command lines give one option or none: nothing to exclude, nothing to build.)
+        if options.count > 1 {
+            for exclusion in command.exclusions() + Registry.globalExclusions {
+                if let message = exclusion.violation({ long in options.contains { $0.spec.long == long } }) {
+                    throw RTDBError(.usage, message)
+                }
+            }
         }
         return .run(Invocation(command: command, positionals: positionals, beforeDashDash: beforeDashDash, options: options))
     }

@@ -15,7 +15,7 @@ public struct OptionSpec: Sendable {
     public let choices: [String]
     /// How many words the option takes (1, or 2 for `--on-disconnect-set PATH VALUE`).
     public let arity: Int
-    /// The option may be given more than once; `Invocation.occurrences` keeps the order.
+    /// The option may be given more than once; `Invocation.occurrences(of:)` keeps the order.
     public let repeatable: Bool
 
     public init(_ long: String, short: String? = nil, value: String? = nil, kind: ValueKind = .none,
@@ -40,6 +40,10 @@ public struct CommandSpec: Sendable {
     public let usage: String
     public let arguments: [(name: String, kind: ValueKind, help: String)]
     public let options: [OptionSpec]
+    /// Options of this command that cannot be given together (the parser checks them). A
+    /// function, so that the list is built only for a command line that gives two options or
+    /// more: building it costs start-up time that most command lines need not pay.
+    let exclusions: @Sendable () -> [Exclusion]
     public let description: String
     public let examples: [String]
     public let hidden: Bool
@@ -47,13 +51,14 @@ public struct CommandSpec: Sendable {
 
     init(name: String, summary: String, usage: String,
          arguments: [(name: String, kind: ValueKind, help: String)] = [],
-         options: [OptionSpec] = [], description: String, examples: [String],
+         options: [OptionSpec] = [], exclusions: @escaping @Sendable () -> [Exclusion] = { [] }, description: String, examples: [String],
          hidden: Bool = false, run: @escaping @Sendable (Invocation) throws -> Void) {
         self.name = name
         self.summary = summary
         self.usage = usage
         self.arguments = arguments
         self.options = options
+        self.exclusions = exclusions
         self.description = description
         self.examples = examples
         self.hidden = hidden
@@ -61,57 +66,9 @@ public struct CommandSpec: Sendable {
     }
 }
 
-/// The registry: every command and every global option of `rtdb`.
+/// The registry: every command of `rtdb` (the global and shared options are in SharedOptions.swift).
 public enum Registry {
     public static let version = "0.1.0"
-
-    public static let globalOptions: [OptionSpec] = [
-        OptionSpec("--db", value: "FILE", kind: .file, "embedded database file (env RTDB_DB; default $XDG_DATA_HOME/rtdb/default.db)"),
-        OptionSpec("--url", value: "URL", kind: .text, "remote database: https://NAME.firebaseio.com, https://NAME.REGION.firebasedatabase.app or http://HOST:PORT?ns=NAME (env RTDB_URL)"),
-        OptionSpec("--auth", value: "TOKEN", kind: .text, "Firebase ID token or database secret, sent as auth= (env RTDB_AUTH)"),
-        OptionSpec("--access-token", value: "TOKEN", kind: .text, "OAuth2 access token, sent as Authorization: Bearer (env RTDB_ACCESS_TOKEN)"),
-        OptionSpec("--credentials", value: "FILE", kind: .file, "Google service-account key file (env GOOGLE_APPLICATION_CREDENTIALS)"),
-        OptionSpec("--cacert", value: "FILE", kind: .file, "also trust the CA certificates in FILE (PEM) for https (env RTDB_CACERT)"),
-        OptionSpec("--timeout", value: "SECONDS", kind: .number, "give up on an operation (or a locked file) after this long (env RTDB_TIMEOUT; default 10)"),
-        OptionSpec("--persist", "keep an offline cache of the --url database: reads fall back to it, writes are queued and sent in order (env RTDB_PERSIST=1)"),
-        OptionSpec("--cache", value: "FILE", kind: .file, "the offline cache file; implies --persist (env RTDB_CACHE; default $XDG_DATA_HOME/rtdb/remote/HOST_NS.db)"),
-        OptionSpec("--offline", "never contact the server: answer from the cache and queue writes; implies --persist (env RTDB_OFFLINE=1)"),
-        OptionSpec("--online", "with a cache: the server is required; reads come from it, writes are acknowledged before exit, nothing stays queued"),
-        OptionSpec("--cache-size", value: "BYTES", kind: .number, "size limit of the cache, 1048576 to 104857600 (env RTDB_CACHE_SIZE; default 10485760)"),
-        OptionSpec("--connect-timeout", value: "SECONDS", kind: .number, "with a cache, use it when the server has not answered after this long (env RTDB_CONNECT_TIMEOUT; default 3)"),
-        OptionSpec("--auth-command", value: "CMD", kind: .command, "run /bin/sh -c CMD for a credential when no --auth is given, and once more after a token error (env RTDB_AUTH_COMMAND)"),
-        OptionSpec("--pretty", "indent JSON output for humans"),
-        OptionSpec("--quiet", short: "-q", "print nothing on success"),
-        OptionSpec("--help", short: "-h", "show help for the command"),
-        OptionSpec("--version", "print the version"),
-    ]
-
-    public static let queryOptions: [OptionSpec] = [
-        OptionSpec("--order-by-key", "order children by key (the default)"),
-        OptionSpec("--order-by-value", "order children by their own value"),
-        OptionSpec("--order-by-child", value: "CHILD", kind: .child, "order children by the value at CHILD (a relative path)"),
-        OptionSpec("--order-by-priority", "order children by priority: none first, then numbers, then strings"),
-        OptionSpec("--start-at", value: "V", kind: .json, "lower bound, inclusive"),
-        OptionSpec("--start-after", value: "V", kind: .json, "lower bound, exclusive"),
-        OptionSpec("--end-at", value: "V", kind: .json, "upper bound, inclusive"),
-        OptionSpec("--end-before", value: "V", kind: .json, "upper bound, exclusive"),
-        OptionSpec("--equal-to", value: "V", kind: .json, "only children whose sort value is V"),
-        OptionSpec("--start-key", value: "K", kind: .key, "key argument of the lower bound (among equal values, from key K)"),
-        OptionSpec("--end-key", value: "K", kind: .key, "key argument of the upper bound (among equal values, up to key K)"),
-        OptionSpec("--limit-to-first", value: "N", kind: .number, "keep the first N children of the ordered result (N ≥ 1)"),
-        OptionSpec("--limit-to-last", value: "N", kind: .number, "keep the last N children of the ordered result (N ≥ 1)"),
-    ]
-
-    /// `get`, `query` and `watch` print values; `--raw` prints a string value as its bare text.
-    static let rawOption = OptionSpec("--raw", short: "-r", "print a string value as its text, without quotes (other values as JSON)")
-
-    /// `get` and `query` with an offline cache: print what the cache holds of an incomplete answer.
-    static let partialOption = OptionSpec("--partial", "with an offline cache holding only part of the answer: print that part and exit 10 (incomplete)")
-
-    static let valueOptions: [OptionSpec] = [
-        OptionSpec("--string", short: "-s", value: "TEXT", kind: .text, "write TEXT as a JSON string"),
-        OptionSpec("--file", value: "FILE", kind: .file, "read the JSON value from FILE (- reads stdin)"),
-    ]
 
     public static let commands: [CommandSpec] = [
         GetCommand.spec, SetCommand.spec, UpdateCommand.spec, PushCommand.spec, RemoveCommand.spec,

@@ -116,7 +116,7 @@ enum Subprocess {
             if let deadline {
                 let now = nowNanos()
                 if now >= deadline {
-                    stopped = RTDBError(.timeout, "\(Limits.quote(program)) did not finish within \(seconds(timeoutSeconds ?? 0)) seconds; it was stopped")
+                    stopped = RTDBError(.timeout, "\(Limits.quote(program)) did not finish within \(Quantity.seconds(timeoutSeconds ?? 0)); it was stopped")
                     break
                 }
                 let left = Int32(min((deadline - now) / 1_000_000 + 1, 1000))
@@ -187,10 +187,5 @@ enum Subprocess {
         var ts = timespec()
         clock_gettime(CLOCK_MONOTONIC, &ts)
         return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
-    }
-
-    /// Seconds as a user wrote them: 2, 0.5.
-    static func seconds(_ s: Double) -> String {
-        s == s.rounded() && s < 1e15 ? String(Int64(s)) : String(s)
     }
 }

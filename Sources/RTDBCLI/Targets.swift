@@ -71,15 +71,13 @@ extension Invocation {
     /// Options that only a remote target uses. Given on the command line without --url /
     /// RTDB_URL they are a usage error, never silently dropped (their environment variables
     /// apply to remote targets only, so a shell that exports one still runs local commands).
-    static let remoteOnly = ["--auth", "--access-token", "--credentials", "--cacert"]
+    static let remoteOnly = [Global.auth.spec, Global.accessToken.spec, Global.credentials.spec, Global.cacert.spec]
 
     /// The remote database itself for --url / RTDB_URL, else the embedded file.
     private func directDatabase(reading: Bool, watching: Bool) throws -> Database {
-        if let f = value("--db"), f.isEmpty {
-            // SQLite would treat "" as a throw-away temporary database: writes would vanish.
-            throw usageError("--db needs a file name")
-        }
-        if let url = value("--url") {
+        // (`--db ""` is refused: SQLite would treat "" as a throw-away temporary database.)
+        let dbFile = try value(Global.db)
+        if let url = try value(Global.url) {
             return try remoteDatabase(url)
         }
         if let url = Invocation.env("RTDB_URL") {
@@ -88,10 +86,10 @@ extension Invocation {
                 throw RTDBError(e.code, "RTDB_URL " + e.message.dropFirst("--url ".count))
             }
         }
-        if let option = Invocation.remoteOnly.first(where: { value($0) != nil }) {
-            throw usageError("\(option) is for remote databases: give --url URL (or RTDB_URL) too, or leave it out")
+        if let option = Invocation.remoteOnly.first(where: { has($0) }) {
+            throw usageError("\(option.long) is for remote databases: give --url URL (or RTDB_URL) too, or leave it out")
         }
-        let file = Invocation.databaseFile(option: value("--db"))
+        let file = Invocation.databaseFile(option: dbFile)
         if reading && !quiet && Diagnostics.stderrIsTerminal && !Invocation.exists(file) {
             Diagnostics.note("the database file \(file) does not exist yet (nothing has been written to it)")
         }
@@ -114,14 +112,13 @@ extension Invocation {
     }
 
     private func remoteDatabase(_ url: String, timeoutSeconds: Double? = nil) throws -> RemoteDatabase {
-        if value("--url") != nil && value("--db") != nil { throw usageError("--db and --url exclude each other") }
         let target = try RemoteTarget.parse(url, emulatorHost: Invocation.env("FIREBASE_DATABASE_EMULATOR_HOST"))
         let credential = try Credential.resolve(
-            option: { self.value($0) }, env: Invocation.env,
+            accessToken: value(Global.accessToken), auth: value(Global.auth), credentials: value(Global.credentials), env: Invocation.env,
             readFile: { try readFile($0, limit: 1 << 20) },
             cacheFolder: ServiceAccount.defaultCacheFolder(env: Invocation.env), now: RemoteDatabase.wallClock)
         var caFile: String? = nil
-        if let f = value("--cacert") ?? Invocation.env("RTDB_CACERT") {
+        if let f = try setting(Global.cacert) {
             guard access(f, R_OK) == 0 else {
                 throw usageError("--cacert \(Limits.quote(f)): cannot read it: \(String(cString: strerror(errno)))")
             }
@@ -136,7 +133,7 @@ extension Invocation {
     private func offlineDatabase(patient: Bool = false, persist: Bool = false) throws -> OfflineDatabase? {
         let url: String
         let fromEnv: Bool
-        if let u = value("--url") { (url, fromEnv) = (u, false) } else if let u = Invocation.env("RTDB_URL") { (url, fromEnv) = (u, true) } else { return nil }
+        if let u = try value(Global.url) { (url, fromEnv) = (u, false) } else if let u = Invocation.env("RTDB_URL") { (url, fromEnv) = (u, true) } else { return nil }
         let target: RemoteTarget
         do {
             target = try RemoteTarget.parse(url, emulatorHost: Invocation.env("FIREBASE_DATABASE_EMULATOR_HOST"))
@@ -166,7 +163,7 @@ extension Invocation {
 
     /// The credential option or variable given, if any (then `--auth-command` is not used).
     static func explicitCredential(_ inv: Invocation) -> String? {
-        for o in ["--access-token", "--auth", "--credentials"] where inv.value(o) != nil { return o }
+        for o in [Global.accessToken, Global.auth, Global.credentials] where inv.has(o) { return o.long }
         for v in ["RTDB_ACCESS_TOKEN", "RTDB_AUTH", "GOOGLE_APPLICATION_CREDENTIALS"] where env(v) != nil { return v }
         return nil
     }

@@ -3,20 +3,27 @@ import RTDBCore
 /// Where a command's VALUE comes from: a JSON argument, `-` (stdin), `--string`, `--file`, or
 /// (for set) `--server-timestamp`. Exactly one source is allowed.
 enum ValueInput {
+    static let string = Valued<String>("--string", short: "-s", value: "TEXT", kind: .text, "write TEXT as a JSON string")
+    static let file = Valued<String>("--file", value: "FILE", kind: .file, "read the JSON value from FILE (- reads stdin)")
+
     /// Where the value comes from, after checking that exactly one source was given.
-    /// `args` are the positionals after PATH.
-    static func source(_ inv: Invocation, args: ArraySlice<String>, allowServerTimestamp: Bool = false) throws -> ValueSource {
+    /// `args` are the positionals after PATH; `string`, `file` and `serverTimestamp` are the
+    /// command's options for the other sources (nil: it has none).
+    static func source(_ inv: Invocation, args: ArraySlice<String>, string: Valued<String>? = ValueInput.string,
+                       file: Valued<String> = ValueInput.file, serverTimestamp: Flag? = nil) throws -> ValueSource {
         var sources: [ValueSource] = []
         if let text = args.first { sources.append(text == "-" ? .stdin : .json(text)) }
         if args.count > 1 {
             throw inv.usageError("\(inv.command.name): unexpected argument \(Limits.quote(args[args.startIndex + 1]))")
         }
-        if let s = inv.value("--string") { sources.append(.string(s)) }
+        if let string, let s = try inv.value(string) { sources.append(.string(s)) }
         // `--file -` is stdin, as in curl and jq; a file named "-" is `--file ./-`.
-        if let f = inv.value("--file") { sources.append(f == "-" ? .stdin : .file(f)) }
-        if allowServerTimestamp && inv.has("--server-timestamp") { sources.append(.serverTimestamp) }
+        if let f = try inv.value(file) { sources.append(f == "-" ? .stdin : .file(f)) }
+        if let serverTimestamp, inv.has(serverTimestamp) { sources.append(.serverTimestamp) }
         if sources.isEmpty { throw inv.usageError("\(inv.command.name): missing VALUE (JSON, -, --string TEXT or --file FILE)") }
-        if sources.count > 1 { throw inv.usageError("\(inv.command.name): give the value one way only (JSON, -, --string, --file\(allowServerTimestamp ? ", --server-timestamp" : ""))") }
+        if sources.count > 1 {
+            throw inv.usageError("\(inv.command.name): give the value one way only (JSON, -, --string, --file\(serverTimestamp != nil ? ", --server-timestamp" : ""))")
+        }
         return sources[0]
     }
 

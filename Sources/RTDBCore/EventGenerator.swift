@@ -9,10 +9,11 @@
 ///   1. `child_removed` for each key in the old view but not in the new one (value: the old
 ///      child, no prev key), in old-view order;
 ///   2. `child_added` for each key in the new view but not in the old one, in new-view order;
-///   3. `child_moved` for each key in both views whose child differs and whose indexed value is
-///      not deep-equal before and after (`Query.sortValueChanged`; equality, not the sort
-///      comparison, so a changed object under value order moves; under priority order, a
-///      different priority), even if its position is the same; never under key order;
+///   3. `child_moved` for each key in both views whose child differs and whose indexed value
+///      changed by the index's own rule (`Query.sortValueChanged`: under value order any change
+///      that is not deep-equal, so a changed object moves; under child and priority order a sort
+///      value that compares differently, so a change inside an object-valued child does not),
+///      even if its position is the same; never under key order;
 ///   4. `child_changed` for each key in both views whose child differs (`Node.same`, priorities
 ///      included, as Firebase compares snapshots).
 ///   Groups 2–4 follow the new view's order and carry the prev key: the key just before the

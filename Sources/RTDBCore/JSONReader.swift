@@ -244,7 +244,9 @@ public struct JSONReader {
         }
         let text = String(decoding: UnsafeBufferPointer(rebasing: b[start..<i]), as: UTF8.self)
         guard let d = Double(text), d.isFinite else {
-            throw RTDBError(.invalidData, "number \(text) is out of range")
+            // The number is input: an answer shows a short cut of it, never all of it.
+            let shown = i - start <= 32 ? text : String(text.prefix(24)) + "… (\(i - start) characters)"
+            throw RTDBError(.invalidData, "number \(shown) is out of range")
         }
         return .double(d)
     }

@@ -120,3 +120,17 @@ public enum Limits {
 
     static func show(_ keys: [String]) -> String { "/" + keys.joined(separator: "/") }
 }
+
+/// How messages count things: "1 second", "2 seconds", "0.5 seconds".
+public enum Quantity {
+    /// `count` and the unit, singular for exactly one.
+    public static func of(_ count: Int, _ singular: String, _ plural: String? = nil) -> String {
+        "\(count) " + (count == 1 ? singular : plural ?? singular + "s")
+    }
+
+    /// Seconds as a user wrote them (`2`, `0.5`), with the unit: "1 second", "0.5 seconds".
+    public static func seconds(_ s: Double) -> String {
+        let text = s == s.rounded() && s < 1e15 ? String(Int64(s)) : String(s)
+        return text + (s == 1 ? " second" : " seconds")
+    }
+}

@@ -96,14 +96,18 @@ public struct Query: Sendable {
         return c != 0 ? c : KeyOrder.compare(ka, kb)
     }
 
-    /// True when a changed child counts as moved in this index (firebase-semantics §4.1): its
-    /// indexed value is not deep-equal before and after (`Node.same`), whatever the sort
-    /// comparison says. Value order: any change to the child (an object child that changes is a
-    /// move, although all objects sort alike); child order: any change to the node at the child
-    /// path, inside an object there too; priority order: a different priority; key order: never.
+    /// True when a changed child counts as moved in this index, by the index's own rule (as
+    /// Firebase's SDKs decide it): under value order, any change that is not deep-equal
+    /// (`Node.same`, priorities included), so a changed object moves although all objects sort
+    /// alike; under child and priority order, only a sort value that compares differently
+    /// (`ValueOrder`), so an object-valued child that changes inside (`{y:2}` → `{y:3}`) does not
+    /// move, nor does `1` → `1.0`; under key order, never.
     public func sortValueChanged(old: Node, new: Node) -> Bool {
-        if case .key = order { return false }
-        return !indexValue(old).same(as: indexValue(new))
+        switch order {
+        case .key: return false
+        case .value: return !old.same(as: new)
+        case .child, .priority: return ValueOrder.compare(indexValue(old), indexValue(new)) != 0
+        }
     }
 
     /// Compares a child with a bound post; the bound's missing key stands for the smallest or

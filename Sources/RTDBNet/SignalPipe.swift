@@ -3,16 +3,21 @@ import Glibc
 
 nonisolated(unsafe) private var signalPipeWriteEnd: Int32 = -1
 
-/// Turns SIGINT and SIGTERM into bytes on a pipe the event loop watches, so a signal is handled
-/// between two events, never in the middle of one. SIGPIPE is ignored (writes report EPIPE).
+/// The process's one self-pipe for signals: SIGINT and SIGTERM become bytes on a pipe that an
+/// event loop (`rtdb serve`) or a waiting command (`tx`, `session`, `sync`) watches, so a signal
+/// is handled between two steps, never in the middle of one. The handler only writes a byte,
+/// which is async-signal-safe. SIGPIPE is ignored (writes report EPIPE). Both ends are
+/// non-blocking and closed on exec, so a child process never inherits them.
 public final class SignalPipe {
     public let readEnd: Int32
 
     public init() throws {
         var fds: [Int32] = [0, 0]
         if pipe(&fds) != 0 { throw NetError.system("pipe", errno) }
-        setNonBlocking(fds[0])
-        setNonBlocking(fds[1])
+        for fd in fds {
+            setNonBlocking(fd)
+            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+        }
         readEnd = fds[0]
         signalPipeWriteEnd = fds[1]
         signal(SIGPIPE, SIG_IGN)

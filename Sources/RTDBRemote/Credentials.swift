@@ -27,13 +27,14 @@ public enum Credential: Sendable, CustomStringConvertible {
     /// Picks the credential by the rule "most specific wins": an option on the command line
     /// beats an environment variable, and among options (then among variables) an access token
     /// beats an auth token, which beats a service-account key file.
-    /// `option(name)` answers a command-line option, `env(name)` an environment variable.
-    public static func resolve(option: (String) -> String?, env: (String) -> String?,
+    /// `accessToken`, `auth` and `credentials` are the options `--access-token`, `--auth` and
+    /// `--credentials` as given (nil when not), `env(name)` answers an environment variable.
+    public static func resolve(accessToken: String?, auth: String?, credentials: String?, env: (String) -> String?,
                                readFile: (String) throws -> [UInt8], cacheFolder: String?,
                                now: @escaping @Sendable () -> Int64) throws -> Credential {
-        if let t = option("--access-token") { return .accessToken(try token(t, "--access-token")) }
-        if let t = option("--auth") { return .auth(try token(t, "--auth")) }
-        if let f = option("--credentials") {
+        if let t = accessToken { return .accessToken(try token(t, "--access-token")) }
+        if let t = auth { return .auth(try token(t, "--auth")) }
+        if let f = credentials {
             return .serviceAccount(try ServiceAccount(file: f, bytes: readFile(f), cacheFolder: cacheFolder, now: now))
         }
         if let t = env("RTDB_ACCESS_TOKEN") { return .accessToken(try token(t, "RTDB_ACCESS_TOKEN")) }

@@ -38,9 +38,30 @@ public struct RemoteTarget: Sendable, Equatable {
         (secure ? "https://" : "http://") + hostHeader + (emulator ? "?ns=\(namespace)" : "")
     }
 
+    /// `url` as an error message may show it: user information and the values of credential
+    /// parameters (`auth`, `access_token`) become `***`, whatever their length.
+    public static func redacted(_ url: String) -> String {
+        var out = url
+        // user:password@ in the authority (before the first '/', '?' or '#' after the scheme).
+        if let colon = out.firstIndex(of: ":"), out[colon...].hasPrefix("://") {
+            let start = out.index(colon, offsetBy: 3)
+            let authorityEnd = out[start...].firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? out.endIndex
+            if let at = out[start..<authorityEnd].lastIndex(of: "@") {
+                out.replaceSubrange(start..<at, with: "***")
+            }
+        }
+        guard let q = out.firstIndex(of: "?") else { return out }
+        let params = out[out.index(after: q)...].split(separator: "&", omittingEmptySubsequences: false).map { p -> String in
+            let name = p.split(separator: "=", maxSplits: 1).first.map { ascii(lowercased: String($0)) } ?? ""
+            guard name == "auth" || name == "access_token", p.contains("=") else { return String(p) }
+            return String(p.prefix { $0 != "=" }) + "=***"
+        }
+        return String(out[...q]) + params.joined(separator: "&")
+    }
+
     public static func parse(_ url: String, emulatorHost: String? = nil) throws -> RemoteTarget {
         func bad(_ why: String) -> RTDBError {
-            RTDBError(.usage, "--url \(Limits.quote(url)): \(why); expected https://NAME.firebaseio.com, "
+            RTDBError(.usage, "--url \(Limits.quote(redacted(url))): \(why); expected https://NAME.firebaseio.com, "
                 + "https://NAME.REGION.firebasedatabase.app or http://HOST:PORT?ns=NAME")
         }
         let lower = ascii(lowercased: url)

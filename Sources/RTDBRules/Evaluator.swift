@@ -241,13 +241,14 @@ struct Evaluator {
         case .exists: return .bool(!(try value(of: snap)).isNull)
         case .hasChildren: return .bool((try value(of: snap)).isObject)
         case .getPriority: return RuleValue(auth: (try value(of: snap)).priority)
+        // A priority never hides the value's type: the checks look at the value beneath it.
         case .isNumber:
-            switch try value(of: snap) { case .int, .double: return .bool(true); default: return .bool(false) }
+            switch try value(of: snap).unprioritized { case .int, .double: return .bool(true); default: return .bool(false) }
         case .isString:
-            if case .string = try value(of: snap) { return .bool(true) }
+            if case .string = try value(of: snap).unprioritized { return .bool(true) }
             return .bool(false)
         case .isBoolean:
-            if case .bool = try value(of: snap) { return .bool(true) }
+            if case .bool = try value(of: snap).unprioritized { return .bool(true) }
             return .bool(false)
         }
     }

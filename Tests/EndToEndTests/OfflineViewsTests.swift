@@ -107,15 +107,19 @@ private func printed(_ c: Child) -> [String] {
         // Outside the streamed location: a request.
         #expect(r(srv, ["get", "/x"]).stdout == "null\n")
         #expect(gets() == before + 1)
-        // With a write queued (sent first by the read), the read goes to the server too.
+        // With a write queued (sent first by the read), the read goes to the server too. The
+        // watch sends queued writes when the cache changes, so it may send this one before the
+        // read starts: then nothing is queued and the live stream answers. Either way the read
+        // sees the write.
         #expect(r(srv, ["--offline", "set", "/a/b", "7"]).status == 0)
         #expect(r(srv, ["get", "/a/b"]).stdout == "7\n")
-        #expect(gets() == before + 2)
+        let afterQueued = gets()
+        #expect(afterQueued == before + 1 || afterQueued == before + 2, "\(srv.child?.stderr ?? "")")
         // The watch ends: the next read asks the server.
         w.killGroup(SIGTERM)
         _ = w.wait(timeout: 20)
         #expect(r(srv, ["get", "/a/c/d"]).stdout == "5\n")
-        #expect(gets() == before + 3)
+        #expect(gets() == afterQueued + 1)
     }
 
     /// `sync --follow` streams each kept location (a kept location inside another rides on

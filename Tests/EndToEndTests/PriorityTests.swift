@@ -18,6 +18,17 @@ import Testing
         expectLines(sb.rtdb("query", "/s", "--order-by-key", "--limit-to-first", "1"), [#"{"key":"a","value":1}"#])
     }
 
+    @Test func rawOutputPrintsAPrioritisedStringAsText() throws {
+        let sb = Sandbox()
+        sb.seed("/t", #"{"a":{".value":"first",".priority":1},"b":{".value":"line\ntwo",".priority":"p"},"c":{".value":3,".priority":2}}"#)
+        expectLines(sb.rtdb("get", "/t/a", "-r"), ["first"])
+        expectLines(sb.rtdb("query", "/t", "--order-by-priority", "-r"), ["first", "3", "line", "two"])
+        let w = sb.rtdb("watch", "/t/a", "-r", "--count", "1")
+        expectLines(w, ["first"])
+        let children = sb.rtdb("watch", "/t", "--child-events", "--order-by-priority", "-r", "--count", "3")
+        expectLines(children, ["first", "3", "line", "two"])
+    }
+
     @Test func exportWrittenBackWithSetRoundTripsExactly() {
         let sb = Sandbox()
         sb.seed("/", #"{"s":\#(Self.doc),"list":[1,{".value":2,".priority":-1}],"plain":{"k":"v"}}"#)

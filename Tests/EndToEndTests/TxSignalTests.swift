@@ -95,6 +95,15 @@ import Darwin
         #expect(sb.get("/n") == "1")
     }
 
+    @Test func aOneSecondTimeoutSaysSecondInTheSingular() throws {
+        let sb = Sandbox()
+        sb.seed("/n", "1")
+        let r = sb.rtdb(["tx", "/n", "--command-timeout", "1", "--"] + TxSignalTests.slowCommand(sb), timeout: 30)
+        expectError(r, status: 6, code: "timeout")
+        #expect(r.error?.message.contains("did not finish within 1 second;") == true, "\(r)")
+        expectGone(sb)
+    }
+
     @Test func commandTimeoutCoversACommandThatClosedItsOutput() {
         let sb = Sandbox()
         sb.seed("/n", "1")

@@ -27,6 +27,27 @@ struct JSONReaderTests {
         #expect(errorCode { _ = try node(text) } == .invalidData)
     }
 
+    @Test("an out-of-range number is quoted short: a 50,000-digit number is not echoed back")
+    func hugeNumberMessage() {
+        let digits = String(repeating: "1", count: 50_000)
+        do {
+            _ = try node(digits + "e400")
+            Issue.record("parsed")
+        } catch let e as RTDBError {
+            #expect(e.code == .invalidData)
+            #expect(e.message == "number " + String(repeating: "1", count: 24) + "… (50004 characters) is out of range")
+        } catch {
+            Issue.record("\(error)")
+        }
+        do {
+            _ = try node("1e400")
+        } catch let e as RTDBError {
+            #expect(e.message == "number 1e400 is out of range")
+        } catch {
+            Issue.record("\(error)")
+        }
+    }
+
     // MARK: invalid text
 
     @Test("invalid JSON is invalid_json", arguments: [

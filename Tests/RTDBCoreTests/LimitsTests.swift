@@ -180,4 +180,15 @@ struct LimitsTests {
         let long = Limits.quote(String(repeating: "x", count: 100))
         #expect(long == "\"" + String(repeating: "x", count: 80) + "…\"")
     }
+
+    @Test("quantities read right: one second, one attempt, several seconds")
+    func quantities() {
+        #expect(Quantity.seconds(1) == "1 second")
+        #expect(Quantity.seconds(2) == "2 seconds")
+        #expect(Quantity.seconds(0.5) == "0.5 seconds")
+        #expect(Quantity.seconds(1.5) == "1.5 seconds")
+        #expect(Quantity.of(1, "attempt") == "1 attempt")
+        #expect(Quantity.of(3, "attempt") == "3 attempts")
+        #expect(Quantity.of(0, "child", "children") == "0 children")
+    }
 }

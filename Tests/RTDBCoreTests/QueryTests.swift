@@ -292,7 +292,12 @@ struct QueryTests {
         #expect(q.sortValueChanged(old: a, new: .null))
         let d = Node.object([.init("h", .object([.init("y", .int(1))]))])
         let e = Node.object([.init("h", .object([.init("y", .int(2))]))])
-        #expect(q.sortValueChanged(old: d, new: e))
+        // Child order compares the sort values: all objects compare alike, so no move.
+        #expect(!q.sortValueChanged(old: d, new: e))
+        #expect(q.sortValueChanged(old: d, new: Node.object([.init("h", .int(1))])))
+        let p = Query(order: .priority)
+        #expect(!p.sortValueChanged(old: .prioritized(.int(1), priority: .int(1)), new: .prioritized(.int(2), priority: .double(1))))
+        #expect(p.sortValueChanged(old: .prioritized(.int(1), priority: .string("a")), new: .prioritized(.int(1), priority: .string("b"))))
         #expect(!q.sortValueChanged(old: d, new: Node.object([.init("h", .object([.init("y", .int(1))])), .init("x", .int(0))])))
     }
 }

@@ -52,7 +52,7 @@ import Glibc
         _ = try t.db.set(path("/a"), json("1"))
         try FileManager.default.createDirectory(atPath: t.file + ".sessions", withIntermediateDirectories: true)
         let stray = t.file + ".sessions/-Pstray.lock"
-        FileManager.default.createFile(atPath: stray, contents: nil)
+        #expect(FileManager.default.createFile(atPath: stray, contents: nil))
         #expect(try t.another().reapDeadSessions() == 0)
         #expect(!FileManager.default.fileExists(atPath: stray))
         #expect(text(try t.db.get(.root)) == #"{"a":1}"#)

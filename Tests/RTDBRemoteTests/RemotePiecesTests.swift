@@ -10,8 +10,8 @@ private func text(_ n: Node) -> String { JSONWriter.string(n) }
     let key = #"{"type":"service_account","client_email":"sa@p.iam.gserviceaccount.com","private_key_id":"k1","private_key":"-----BEGIN PRIVATE KEY-----\nAA\n-----END PRIVATE KEY-----\n","token_uri":"http://127.0.0.1:9/token"}"#
 
     func resolve(options: [String: String] = [:], env: [String: String] = [:]) throws -> Credential {
-        try Credential.resolve(option: { options[$0] }, env: { env[$0] }, readFile: { _ in Array(key.utf8) },
-                               cacheFolder: nil, now: { 1_700_000_000_000 })
+        try Credential.resolve(accessToken: options["--access-token"], auth: options["--auth"], credentials: options["--credentials"],
+                               env: { env[$0] }, readFile: { _ in Array(key.utf8) }, cacheFolder: nil, now: { 1_700_000_000_000 })
     }
 
     @Test func mostSpecificWins() throws {

@@ -45,6 +45,27 @@ import Testing
         }
     }
 
+    @Test func errorsNeverShowCredentialsInTheURL() {
+        for (url, secrets) in [("https://alice:hunter2@my-db.firebaseio.com", ["alice", "hunter2"]),
+                               ("http://127.0.0.1:9000?ns=a&auth=SECRET-TOKEN", ["SECRET-TOKEN"]),
+                               ("http://127.0.0.1:9000/x?access_token=ya29.abc&AUTH=s3", ["ya29.abc", "s3"]),
+                               ("http://me@127.0.0.1:0?ns=a", ["me@"])] {
+            do {
+                _ = try RemoteTarget.parse(url)
+                Issue.record("\(url) parsed")
+            } catch let e as RTDBError {
+                for s in secrets { #expect(!e.message.contains(s), "\(e.message)") }
+                #expect(e.message.contains("***"), "\(e.message)")
+            } catch {
+                Issue.record("\(error)")
+            }
+        }
+        #expect(RemoteTarget.redacted("https://u:p@h/?ns=a&auth=x&b=c") == "https://***@h/?ns=a&auth=***&b=c")
+        #expect(RemoteTarget.redacted("http://h:1?ns=a") == "http://h:1?ns=a")
+        // The same mask whatever the length of what it hides.
+        #expect(RemoteTarget.redacted("http://h?auth=a") == RemoteTarget.redacted("http://h?auth=aaaaaaaaaaaaaaaa"))
+    }
+
     @Test func requestTargetsEncodeKeysAndAddTheNamespace() throws {
         let t = try RemoteTarget.parse("http://h:1?ns=demo")
         #expect(t.requestTarget(.root, []) == "/.json?ns=demo")

@@ -3,12 +3,14 @@ import RTDBCore
 /// `rtdb cache info|ls|prune|clear`: the state and upkeep of an offline cache (offline.md §2.7,
 /// §1.6). Never contacts the server.
 enum CacheCommand {
+    static let vacuum = Flag("--vacuum", "prune: also give the freed space back to the file system")
+    static let all = Flag("--all", "clear: also drop the queued writes")
+
     static let spec = CommandSpec(
         name: "cache", summary: "show, list, purge or clear an offline cache",
         usage: "rtdb cache info | rtdb cache ls | rtdb cache prune [--vacuum] | rtdb cache clear [--all]",
         arguments: [("ACTION", .text, "info, ls, prune or clear")],
-        options: [OptionSpec("--vacuum", "prune: also give the freed space back to the file system"),
-                  OptionSpec("--all", "clear: also drop the queued writes")],
+        options: [vacuum.spec, all.spec],
         description: "Works on the offline cache of the --url database (see --persist, --cache). info prints "
             + "{\"file\":F,\"url\":U,\"bytes\":B,\"limit\":L,\"queries\":N,\"complete\":C,\"kept\":K,\"pending\":P,"
             + "\"rejected\":R,\"serverTimeOffset\":MS} (B estimates the cached data: the length of each stored path and value; "
@@ -31,8 +33,8 @@ enum CacheCommand {
         guard ["info", "ls", "prune", "clear"].contains(action) else {
             throw inv.usageError("cache: unknown action \(Limits.quote(action)); use info, ls, prune or clear")
         }
-        if inv.has("--vacuum") && action != "prune" { throw inv.usageError("--vacuum goes with cache prune") }
-        if inv.has("--all") && action != "clear" { throw inv.usageError("--all goes with cache clear") }
+        if inv.has(vacuum) && action != "prune" { throw inv.usageError("--vacuum goes with cache prune") }
+        if inv.has(all) && action != "clear" { throw inv.usageError("--all goes with cache clear") }
         let db = try QueueCommand.cache(inv, command: "cache")
         let out = inv.output()
         switch action {
@@ -49,11 +51,11 @@ enum CacheCommand {
                                 ("kept", .bool(q.kept)), ("lastUse", .int(Int(q.lastUseMillis))), ("keys", .int(q.keys))])
             }
         case "prune":
-            for p in try db.prune(vacuum: inv.has("--vacuum")) {
+            for p in try db.prune(vacuum: inv.has(vacuum)) {
                 try out.record([("event", .string("pruned")), ("path", .string(p.path.description)), ("query", KeepCommand.queryField(p.params))])
             }
         default:
-            let cleared = try db.clear(all: inv.has("--all"))
+            let cleared = try db.clear(all: inv.has(all))
             for w in cleared.dropped { try out.record(QueueCommand.dropped(w)) }
             try out.record([("event", .string("cleared")), ("queries", .int(cleared.queries))])
         }

@@ -1,13 +1,15 @@
 import RTDBCore
 
 enum GetCommand {
+    static let shallow = Flag("--shallow", "print an object as {\"child\":true,…} instead of its whole value")
+    static let export = Flag("--export", "include priorities, as Firebase's format=export: {\".value\":v,\".priority\":p} for a leaf, a \".priority\" key in an object")
+
     static let spec = CommandSpec(
         name: "get", summary: "print the value at a path",
         usage: "rtdb get PATH [--shallow | --export] [--raw]",
         arguments: [("PATH", .path, "database path; / is the root; PATH/.priority is its priority")],
-        options: [OptionSpec("--shallow", "print an object as {\"child\":true,…} instead of its whole value"),
-                  OptionSpec("--export", "include priorities, as Firebase's format=export: {\".value\":v,\".priority\":p} for a leaf, a \".priority\" key in an object"),
-                  Registry.rawOption, Registry.partialOption],
+        options: [shallow.spec, export.spec, Registry.rawOption.spec, Registry.partialOption.spec],
+        exclusions: { [.pair(shallow, export), .pair(Registry.rawOption, export)] },
         description: "Prints the value at PATH as one JSON line, or null when nothing is there. Priorities are left out "
             + "unless --export is given; its output written back with set restores the same data and priorities. "
             + "With --raw, a string prints as its text without quotes (as jq -r prints it). On a terminal, stderr says "
@@ -21,22 +23,20 @@ enum GetCommand {
 
     static func run(_ inv: Invocation) throws {
         let path = try inv.path(inv.arguments(["PATH"])[0])
-        if inv.has("--shallow") && inv.has("--export") { throw inv.usageError("--shallow and --export exclude each other") }
-        if inv.has("--raw") && inv.has("--export") { throw inv.usageError("--raw and --export exclude each other") }
-        let export = inv.has("--export")
+        let export = inv.has(GetCommand.export)
         let db = try inv.database(reading: !path.isInfo)
         let out = inv.output()
         if path.isInfo {
             // Client state, not data: answered without reading the database.
             let info = try InfoTree.value(path, inv.capability(ConnectionInfo.self, of: db))
-            let value = inv.has("--shallow") ? info.shallowView : info
-            if inv.has("--raw") { try out.rawValue(value) } else { try out.value(value, export: export) }
+            let value = inv.has(shallow) ? info.shallowView : info
+            if inv.has(Registry.rawOption) { try out.rawValue(value) } else { try out.value(value, export: export) }
             try out.flush()
             return
         }
-        let form: ReadForm = inv.has("--shallow") ? .shallow : export ? .export : .value
-        let r = try db.read(path, as: form, partial: inv.has("--partial"))
-        if inv.has("--raw") { try out.rawValue(r.value) } else { try out.value(r.value, export: export) }
+        let form: ReadForm = inv.has(shallow) ? .shallow : export ? .export : .value
+        let r = try db.read(path, as: form, partial: inv.has(Registry.partialOption))
+        if inv.has(Registry.rawOption) { try out.rawValue(r.value) } else { try out.value(r.value, export: export) }
         try out.flush()
         // Only an offline cache answers in part, and only with --partial.
         if !r.complete { throw ReadResult<Node>.incomplete(path) }

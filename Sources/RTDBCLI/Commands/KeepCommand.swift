@@ -8,6 +8,7 @@ enum KeepCommand {
         usage: "rtdb keep add PATH [ORDER] [RANGE] [LIMIT] | rtdb keep rm PATH [ORDER] [RANGE] [LIMIT] | rtdb keep ls",
         arguments: [("ACTION", .text, "add, rm or ls"), ("PATH", .path, "the location to keep")],
         options: Registry.queryOptions,
+        exclusions: { QueryOptions.exclusions },
         description: "Works on the offline cache of the --url database (see --persist, --cache). add records PATH (with the "
             + "query the options give, else the whole location) as kept: the LRU purge never removes it or the data under "
             + "it, and 'rtdb sync' reads it again. In auto mode add also reads it from the server once; it prints "
@@ -44,7 +45,7 @@ enum KeepCommand {
             try out.flush()
         case "ls":
             if inv.positionals.count > 1 { throw inv.usageError("keep ls: unexpected argument \(Limits.quote(inv.positionals[1]))") }
-            if let o = Registry.queryOptions.first(where: { inv.has($0.long) }) { throw inv.usageError("keep ls takes no \(o.long)") }
+            if let o = Registry.queryOptions.first(where: { inv.has($0) }) { throw inv.usageError("keep ls takes no \(o.long)") }
             let db = try QueueCommand.cache(inv, command: "keep")
             let out = inv.output()
             for k in try db.keptQueries() {

@@ -1,11 +1,13 @@
 import RTDBCore
 
 enum PushCommand {
+    static let linesOption = Flag("--lines", "read JSON lines from stdin and push each, in order, as one atomic write")
+
     static let spec = CommandSpec(
         name: "push", summary: "add a value under a new chronological push ID",
         usage: "rtdb push PATH (VALUE | - | --string TEXT | --file FILE | --lines)",
         arguments: [("PATH", .path, "database path of the list"), ("VALUE", .json, "JSON value; - reads it from stdin")],
-        options: Registry.valueOptions + [OptionSpec("--lines", "read JSON lines from stdin and push each, in order, as one atomic write")],
+        options: [ValueInput.string.spec, ValueInput.file.spec, linesOption.spec],
         description: "Adds VALUE under a new 20-character push ID and prints {\"path\":P/K,\"key\":K,\"value\":V}. "
             + "With --lines, every line of stdin is one value (blank lines are skipped); one bad line writes nothing.",
         examples: ["rtdb push /messages '{\"text\":\"hi\"}'", "jq -c '.[]' items.json | rtdb push /items --lines"],
@@ -18,8 +20,8 @@ enum PushCommand {
         // A push ID stands in for the new key when checking depth and keys.
         let sample = path.appending("-AAAAAAAAAAAAAAAAAAA")
         var values: [Node] = []
-        if inv.has("--lines") {
-            if inv.positionals.count > 1 || inv.has("--string") || inv.has("--file") {
+        if inv.has(linesOption) {
+            if inv.positionals.count > 1 || inv.has(ValueInput.string) || inv.has(ValueInput.file) {
                 throw inv.usageError("push: --lines reads the values from stdin; give no other value")
             }
             let bytes = try readAll(fd: 0, limit: Limits.maxWriteBytes, what: "stdin")

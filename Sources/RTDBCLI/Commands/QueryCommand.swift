@@ -5,7 +5,8 @@ enum QueryCommand {
         name: "query", summary: "print the children of a path, filtered and ordered",
         usage: "rtdb query PATH [ORDER] [RANGE] [LIMIT]",
         arguments: [("PATH", .path, "database path whose children are queried")],
-        options: [Registry.rawOption, Registry.partialOption] + Registry.queryOptions,
+        options: [Registry.rawOption.spec, Registry.partialOption.spec] + Registry.queryOptions,
+        exclusions: { QueryOptions.exclusions },
         description: "Prints one {\"key\":K,\"value\":V} line per child, in query order. Orders: by key (default), value, child "
             + "or priority. Bounds are JSON when they parse as JSON, otherwise strings; with --order-by-key they are always keys; "
             + "with --order-by-priority they are null, numbers or strings. With --raw, only the values print, one per line, "
@@ -19,9 +20,9 @@ enum QueryCommand {
     static func run(_ inv: Invocation) throws {
         let path = try inv.path(inv.arguments(["PATH"])[0])
         let query = try QueryOptions.parse(inv)
-        let r = try inv.database(reading: true).query(path, query, partial: inv.has("--partial"))
+        let r = try inv.database(reading: true).query(path, query, partial: inv.has(Registry.partialOption))
         let out = inv.output()
-        let raw = inv.has("--raw")
+        let raw = inv.has(Registry.rawOption)
         for e in r.value {
             if raw {
                 try out.rawValue(e.node)
@@ -35,28 +36,20 @@ enum QueryCommand {
     }
 }
 
-/// Turns the query options of `query` and `watch` into a checked `Query`.
+/// Turns the query options of `query`, `watch` and `keep` into a checked `Query`. The options
+/// and the ones that exclude each other are declared in SharedOptions.swift (the parser has
+/// refused those already).
 enum QueryOptions {
     static func parse(_ inv: Invocation) throws -> Query {
-        let orders = ["--order-by-key", "--order-by-value", "--order-by-child", "--order-by-priority"].filter { inv.has($0) }
-        if orders.count > 1 { throw inv.usageError("give one order option at most (\(orders.joined(separator: ", ")))") }
-        if inv.has("--limit-to-first") && inv.has("--limit-to-last") {
-            throw inv.usageError("--limit-to-first and --limit-to-last exclude each other")
-        }
-        if inv.has("--equal-to"), let other = ["--start-at", "--start-after", "--end-at", "--end-before"].first(where: { inv.has($0) }) {
-            throw inv.usageError("--equal-to excludes \(other)")
-        }
-        if inv.has("--start-at") && inv.has("--start-after") { throw inv.usageError("--start-at and --start-after exclude each other") }
-        if inv.has("--end-at") && inv.has("--end-before") { throw inv.usageError("--end-at and --end-before exclude each other") }
-        let hasStart = inv.has("--start-at") || inv.has("--start-after") || inv.has("--equal-to")
-        let hasEnd = inv.has("--end-at") || inv.has("--end-before") || inv.has("--equal-to")
-        if inv.has("--start-key") && !hasStart { throw inv.usageError("--start-key needs --start-at, --start-after or --equal-to") }
-        if inv.has("--end-key") && !hasEnd { throw inv.usageError("--end-key needs --end-at, --end-before or --equal-to") }
+        let hasStart = inv.has(startAt) || inv.has(startAfter) || inv.has(equalTo)
+        let hasEnd = inv.has(endAt) || inv.has(endBefore) || inv.has(equalTo)
+        if inv.has(startKey) && !hasStart { throw inv.usageError("--start-key needs --start-at, --start-after or --equal-to") }
+        if inv.has(endKey) && !hasEnd { throw inv.usageError("--end-key needs --end-at, --end-before or --equal-to") }
 
         var query = Query()
-        if inv.has("--order-by-value") { query.order = .value }
-        if inv.has("--order-by-priority") { query.order = .priority }
-        if let child = inv.value("--order-by-child") {
+        if inv.has(orderByValue) { query.order = .value }
+        if inv.has(orderByPriority) { query.order = .priority }
+        if let child = try inv.value(orderByChild) {
             let p: Path
             do { p = try Path(child) } catch let e as RTDBError { throw RTDBError(.invalidQuery, "--order-by-child: \(e.message)") }
             if p.isRoot { throw RTDBError(.invalidQuery, "--order-by-child needs a child path") }
@@ -65,7 +58,7 @@ enum QueryOptions {
         }
         let byKey: Bool
         if case .key = query.order { byKey = true } else { byKey = false }
-        if byKey && (inv.has("--start-key") || inv.has("--end-key")) {
+        if byKey && (inv.has(startKey) || inv.has(endKey)) {
             throw inv.usageError("--start-key and --end-key need --order-by-value, --order-by-child or --order-by-priority (with key order the bound is the key)")
         }
         let byPriority: Bool
@@ -81,23 +74,19 @@ enum QueryOptions {
             }
             return v
         }
-        if let v = inv.value("--equal-to") {
-            let sk = inv.value("--start-key"), ek = inv.value("--end-key")
+        let sk = try inv.value(startKey), ek = try inv.value(endKey)
+        if let v = try inv.value(equalTo) {
             if let sk, let ek, !KeyOrder.same(sk, ek) { throw inv.usageError("--equal-to takes one key: --start-key and --end-key differ") }
             let key = sk ?? ek
             query.start = Query.Bound(try bound(v), key: key)
             query.end = Query.Bound(try bound(v), key: key)
         }
-        if let v = inv.value("--start-at") { query.start = Query.Bound(try bound(v), key: inv.value("--start-key")) }
-        if let v = inv.value("--start-after") { query.start = Query.Bound(try bound(v), key: inv.value("--start-key"), exclusive: true) }
-        if let v = inv.value("--end-at") { query.end = Query.Bound(try bound(v), key: inv.value("--end-key")) }
-        if let v = inv.value("--end-before") { query.end = Query.Bound(try bound(v), key: inv.value("--end-key"), exclusive: true) }
-        for name in ["--limit-to-first", "--limit-to-last"] {
-            guard let text = inv.value(name) else { continue }
-            // Firebase's SDKs refuse limits below 1; a window of nothing is a mistake, not a query.
-            guard let n = Int(text), n >= 1 else { throw inv.usageError("\(name) needs a whole number ≥ 1, not \(Limits.quote(text))") }
-            query.limit = name == "--limit-to-first" ? .first(n) : .last(n)
-        }
+        if let v = try inv.value(startAt) { query.start = Query.Bound(try bound(v), key: sk) }
+        if let v = try inv.value(startAfter) { query.start = Query.Bound(try bound(v), key: sk, exclusive: true) }
+        if let v = try inv.value(endAt) { query.end = Query.Bound(try bound(v), key: ek) }
+        if let v = try inv.value(endBefore) { query.end = Query.Bound(try bound(v), key: ek, exclusive: true) }
+        if let n = try inv.value(limitToFirst) { query.limit = .first(n) }
+        if let n = try inv.value(limitToLast) { query.limit = .last(n) }
         try query.validate()
         return query
     }

@@ -1,11 +1,13 @@
 import RTDBCore
 
 enum QueueCommand {
+    static let rejected = Flag("--rejected", "list the writes the server rejected (the last 100) instead")
+
     static let spec = CommandSpec(
         name: "queue", summary: "list, drop or clear the writes an offline cache has not sent yet",
         usage: "rtdb queue [--rejected] | rtdb queue drop ID... | rtdb queue clear",
         arguments: [("ACTION", .text, "drop or clear (none: list the queue)"), ("ID", .number, "id of a queued write")],
-        options: [OptionSpec("--rejected", "list the writes the server rejected (the last 100) instead")],
+        options: [rejected.spec],
         description: "Works on the offline cache of the --url database (see --persist, --cache). Without ACTION, prints one "
             + "{\"id\":N,\"cmd\":C,\"kind\":K,\"path\":P,\"data\":D,\"state\":S,\"attempts\":A,\"created\":MS,\"principal\":W} line per "
             + "queued write, in the order they will be sent (state sending: sent, answer not seen; it is sent again). "
@@ -22,7 +24,7 @@ enum QueueCommand {
         let action = inv.positionals.first
         switch action {
         case nil:
-            let rejected = inv.has("--rejected")
+            let rejected = inv.has(QueueCommand.rejected)
             if rejected {
                 for r in try db.rejectedWrites() {
                     try out.record(fields(r.write, state: "rejected") + [("error", .string(r.code)), ("message", .string(r.message)),
@@ -32,7 +34,7 @@ enum QueueCommand {
                 for w in try db.queuedWrites() { try out.record(fields(w, state: w.state.rawValue)) }
             }
         case "drop":
-            if inv.has("--rejected") { throw inv.usageError("queue drop: --rejected lists the log; it drops nothing") }
+            if inv.has(rejected) { throw inv.usageError("queue drop: --rejected lists the log; it drops nothing") }
             let texts = Array(inv.positionals.dropFirst())
             if texts.isEmpty { throw inv.usageError("queue drop: missing ID") }
             var ids: [Int64] = []
@@ -52,7 +54,7 @@ enum QueueCommand {
             }
         case "clear":
             if inv.positionals.count > 1 { throw inv.usageError("queue clear: unexpected argument \(Limits.quote(inv.positionals[1]))") }
-            if inv.has("--rejected") { throw inv.usageError("queue clear: --rejected lists the log; it clears nothing") }
+            if inv.has(rejected) { throw inv.usageError("queue clear: --rejected lists the log; it clears nothing") }
             try db.withQueueLocked {
                 for w in try db.clearWrites() { try out.record(dropped(w)) }
             }

@@ -11,10 +11,11 @@ enum RulesCommand {
             + "comments are allowed, every expression is parsed and type-checked. Prints {\"ok\":true} when the "
             + "file is valid. Otherwise the error (invalid_data, status 3) lists each problem on a line of its own as "
             + "FILE:LINE:COLUMN: message, where LINE and COLUMN (from 1) point at the offending token in the file.",
-        examples: ["rtdb rules check database.rules.json"],
+        examples: ["rtdb rules check database.rules.json    # prints {\"ok\":true}, or each problem as FILE:LINE:COLUMN: message"],
         run: run)
 
     static func run(_ inv: Invocation) throws {
+        if inv.positionals.isEmpty { throw inv.usageError("rules: missing the action; use: rtdb rules check FILE") }
         let args = try inv.arguments(["ACTION", "FILE"])
         guard args[0] == "check" else { throw inv.usageError("rules: unknown action \(Limits.quote(args[0])); use: rtdb rules check FILE") }
         _ = try load(args[1])

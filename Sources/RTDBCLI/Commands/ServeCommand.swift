@@ -9,25 +9,35 @@ import Darwin
 #endif
 
 enum ServeCommand {
+    static let host = Valued<String>("--host", value: "ADDR", kind: .text, "address to listen on (default 127.0.0.1)")
+    static let port = Valued<Int>("--port", value: "N", kind: .number, "port to listen on (default 9000; 0 picks a free port)") { text, source in
+        try OptionValue.whole(text, source, needs: "a number from 0 to 65535") { $0 >= 0 && $0 <= 65_535 }
+    }
+    static let dataDir = Valued<String>("--data-dir", value: "DIR", kind: .directory, "one database file per namespace: namespace NS is DIR/NS.db")
+    static let secret = Valued<String>("--secret", value: "TOKEN", kind: .text, environment: "RTDB_SECRET",
+        "require this credential on every request (env RTDB_SECRET)")
+    static let insecure = Flag("--insecure", "allow listening on a non-loopback address without --secret")
+    static let rules = Valued<String>("--rules", value: "FILE", kind: .file, "enforce the security rules in FILE (database.rules.json format, comments allowed)")
+    static let projectID = Valued<String>("--project-id", value: "ID", kind: .text, "verify auth= ID tokens as Firebase does for project ID (needs --jwks)")
+    static let jwks = Valued<String>("--jwks", value: "FILE", kind: .file, "Google's token-signing keys (a JWKS file) for --project-id")
+    static let strictIndexes = Flag("--strict-indexes", "answer 400 \"Index not defined\" to an orderBy without .indexOn in the rules")
+    static let tlsCert = Valued<String>("--tls-cert", value: "FILE", kind: .file, "serve https with this PEM certificate chain (needs --tls-key)")
+    static let tlsKey = Valued<String>("--tls-key", value: "FILE", kind: .file, "the PEM private key (unencrypted) of --tls-cert")
+    static let log = Flag("--log", "print one JSON line per request on stderr (method, path, status, ms)")
+    static let maxConnections = Valued<Int>("--max-connections", value: "N", kind: .number,
+        "refuse new connections beyond N open ones (default 10000)") { text, source in
+        try OptionValue.whole(text, source, needs: "a number from 1 to 1000000") { $0 >= 1 && $0 <= 1_000_000 }
+    }
+    static let idleTimeout = Valued<Double>("--idle-timeout", value: "SECONDS", kind: .number,
+        "drop a client that sends nothing for this long (default 60; streams excepted)") { text, source in
+        try OptionValue.seconds(text, source, needs: "a number of seconds") { $0 > 0 && $0 <= 86_400 }
+    }
+
     static let spec = CommandSpec(
         name: "serve", summary: "serve the database over the Firebase REST and streaming protocol",
         usage: "rtdb serve [--host ADDR] [--port N] [--data-dir DIR] [--secret TOKEN] [--rules FILE] [--tls-cert FILE --tls-key FILE] [--log]",
-        options: [
-            OptionSpec("--host", value: "ADDR", kind: .text, "address to listen on (default 127.0.0.1)"),
-            OptionSpec("--port", value: "N", kind: .number, "port to listen on (default 9000; 0 picks a free port)"),
-            OptionSpec("--data-dir", value: "DIR", kind: .directory, "one database file per namespace: namespace NS is DIR/NS.db"),
-            OptionSpec("--secret", value: "TOKEN", kind: .text, "require this credential on every request (env RTDB_SECRET)"),
-            OptionSpec("--insecure", "allow listening on a non-loopback address without --secret"),
-            OptionSpec("--rules", value: "FILE", kind: .file, "enforce the security rules in FILE (database.rules.json format, comments allowed)"),
-            OptionSpec("--project-id", value: "ID", kind: .text, "verify auth= ID tokens as Firebase does for project ID (needs --jwks)"),
-            OptionSpec("--jwks", value: "FILE", kind: .file, "Google's token-signing keys (a JWKS file) for --project-id"),
-            OptionSpec("--strict-indexes", "answer 400 \"Index not defined\" to an orderBy without .indexOn in the rules"),
-            OptionSpec("--tls-cert", value: "FILE", kind: .file, "serve https with this PEM certificate chain (needs --tls-key)"),
-            OptionSpec("--tls-key", value: "FILE", kind: .file, "the PEM private key (unencrypted) of --tls-cert"),
-            OptionSpec("--log", "print one JSON line per request on stderr (method, path, status, ms)"),
-            OptionSpec("--max-connections", value: "N", kind: .number, "refuse new connections beyond N open ones (default 10000)"),
-            OptionSpec("--idle-timeout", value: "SECONDS", kind: .number, "drop a client that sends nothing for this long (default 60; streams excepted)"),
-        ],
+        options: [host.spec, port.spec, dataDir.spec, secret.spec, insecure.spec, rules.spec, projectID.spec, jwks.spec,
+                  strictIndexes.spec, tlsCert.spec, tlsKey.spec, log.spec, maxConnections.spec, idleTimeout.spec],
         description: "Serves the database file (or, with --data-dir, one file per namespace) the way the Firebase Realtime "
             + "Database emulator does: the REST API on /PATH.json, and Server-Sent Events streams for "
             + "'Accept: text/event-stream'. Point firebase-admin (FIREBASE_DATABASE_EMULATOR_HOST), curl or another "
@@ -58,32 +68,23 @@ enum ServeCommand {
 
     static func run(_ inv: Invocation) throws {
         _ = try inv.arguments([])
-        if inv.value("--url") ?? Invocation.env("RTDB_URL") != nil {
+        if try inv.value(Global.url) ?? Invocation.env("RTDB_URL") != nil {
             throw inv.usageError("serve: serves the embedded database; --url names a remote one")
         }
         var options = Server.Options()
-        options.host = inv.value("--host") ?? "127.0.0.1"
-        if let text = inv.value("--port") {
-            guard let p = Int(text), p >= 0, p <= 65_535 else { throw inv.usageError("--port needs a number from 0 to 65535, not \(Limits.quote(text))") }
-            options.port = p
-        }
-        if let text = inv.value("--max-connections") {
-            guard let n = Int(text), n >= 1, n <= 1_000_000 else { throw inv.usageError("--max-connections needs a number from 1 to 1000000, not \(Limits.quote(text))") }
-            options.maxConnections = n
-        }
-        if let text = inv.value("--idle-timeout") {
-            guard let t = Double(text), t.isFinite, t > 0, t <= 86_400 else { throw inv.usageError("--idle-timeout needs a number of seconds, not \(Limits.quote(text))") }
-            options.idleTimeoutMillis = Int64(t * 1000)
-        }
-        options.log = inv.has("--log")
-        if let s = inv.value("--secret") ?? Invocation.env("RTDB_SECRET") {
+        options.host = try inv.value(host) ?? "127.0.0.1"
+        if let p = try inv.value(port) { options.port = p }
+        if let n = try inv.value(maxConnections) { options.maxConnections = n }
+        if let t = try inv.value(idleTimeout) { options.idleTimeoutMillis = Int64(t * 1000) }
+        options.log = inv.has(log)
+        if let s = try inv.setting(secret) {
             if s.isEmpty { throw inv.usageError("--secret needs a non-empty token") }
             options.secret = s
         }
-        if options.secret == nil && !inv.has("--insecure") && !TCPListener.isLoopback(host: options.host) {
+        if options.secret == nil && !inv.has(insecure) && !TCPListener.isLoopback(host: options.host) {
             throw inv.usageError("serve: \(options.host) is not a loopback address: give --secret TOKEN (or --insecure to serve everyone)")
         }
-        if let f = inv.value("--db"), f.isEmpty { throw inv.usageError("--db needs a file name") }
+        let dbFile = try inv.value(Global.db)   // (refuses --db "")
         options.tls = try tlsContext(inv)
         let timeout = try inv.timeoutSeconds()
         let security = try securityOptions(inv, host: options.host, secret: options.secret)
@@ -91,7 +92,7 @@ enum ServeCommand {
         let namespaces: ServerNamespaces
         let folder: String
         let where_: String
-        if let dir = inv.value("--data-dir") {
+        if let dir = try inv.value(dataDir) {
             if dir.isEmpty { throw inv.usageError("--data-dir needs a folder") }
             let abs = absolute(dir)
             try makeFolders(abs)
@@ -99,7 +100,7 @@ enum ServeCommand {
             folder = abs
             where_ = #","data_dir":"# + quoted(abs)
         } else {
-            let file = absolute(Invocation.databaseFile(option: inv.value("--db")))
+            let file = absolute(Invocation.databaseFile(option: dbFile))
             folder = String(file[..<(file.lastIndex(of: "/") ?? file.startIndex)])
             try makeFolders(folder)
             namespaces = ServerNamespaces(file: file, timeoutSeconds: timeout)
@@ -127,14 +128,14 @@ enum ServeCommand {
     /// Rules, token verification and index options, all checked before anything is opened.
     static func securityOptions(_ inv: Invocation, host: String, secret: String?) throws -> SecurityOptions {
         var security = SecurityOptions()
-        security.strictIndexes = inv.has("--strict-indexes")
+        security.strictIndexes = inv.has(strictIndexes)
         security.ownerIsAdmin = secret == nil && TCPListener.isLoopback(host: host)
-        if let file = inv.value("--rules") {
+        if let file = try inv.value(rules) {
             if file.isEmpty { throw inv.usageError("--rules needs a file name") }
             security.rules = try RulesCommand.load(file)
         }
-        let project = inv.value("--project-id")
-        let jwks = inv.value("--jwks")
+        let project = try inv.value(projectID)
+        let jwks = try inv.value(ServeCommand.jwks)
         if let project {
             guard !project.isEmpty, project.utf8.count <= 128,
                   project.utf8.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x7A) || $0 == 0x2D }) else {
@@ -154,7 +155,7 @@ enum ServeCommand {
     /// The certificate and key of --tls-cert/--tls-key, checked before anything listens: a
     /// missing, unreadable, mismatched or encrypted file is a usage error naming it.
     static func tlsContext(_ inv: Invocation) throws -> TLSServerContext? {
-        let cert = inv.value("--tls-cert"), key = inv.value("--tls-key")
+        let cert = try inv.value(tlsCert), key = try inv.value(tlsKey)
         if cert == nil && key == nil { return nil }
         guard let cert, let key else {
             throw inv.usageError(cert == nil ? "--tls-key needs --tls-cert FILE as well" : "--tls-cert needs --tls-key FILE as well")

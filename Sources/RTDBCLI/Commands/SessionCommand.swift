@@ -6,28 +6,33 @@ import Darwin
 #endif
 
 enum SessionCommand {
+    static let onDisconnectSet = Words("--on-disconnect-set", value: "PATH VALUE", kind: .path, arity: 2, repeatable: true,
+        "when the session ends, set PATH to the JSON VALUE ({\".sv\":\"timestamp\"} is the end time)")
+    static let onDisconnectUpdate = Words("--on-disconnect-update", value: "PATH VALUE", kind: .path, arity: 2, repeatable: true,
+        "when the session ends, update PATH with the JSON object VALUE (keys are relative paths)")
+    static let onDisconnectRemove = Words("--on-disconnect-remove", value: "PATH", kind: .path, repeatable: true,
+        "when the session ends, remove PATH")
+    static let onConnectSet = Words("--on-connect-set", value: "PATH VALUE", kind: .path, arity: 2, repeatable: true,
+        "once the operations are registered, set PATH to the JSON VALUE")
+    static let presence = Words("--presence", value: "P", kind: .path,
+        "push a child of P, register its removal, then set it to true")
+    static let lastOnline = Words("--last-online", value: "P", kind: .path,
+        "register a set of P to the server time when the session ends")
+    static let events = Valued<String>("--events", value: "FILE", kind: .file, "write the event lines to FILE instead of stdout")
+    static let clientSide = Flag("--client-side", "with --url: keep the on-disconnect writes in the offline cache and send them over REST when the session ends (or, after a crash, with the next flush)")
+    /// How a session with --url reaches the server.
+    enum Transport: String, CaseIterable, Sendable {
+        case realtime, rest
+    }
+    static let transport = Valued<Transport>("--transport", value: "HOW",
+        "with --url: reach the server over its realtime protocol (realtime, the default) or REST only (rest)")
+
     static let spec = CommandSpec(
         name: "session", summary: "hold a session whose writes run when it ends, also when it dies (presence)",
         usage: "rtdb session [OPS...] [--presence P] [--last-online P] [--events FILE] [--client-side] [--transport HOW] [-- CMD [ARGS...]]",
         arguments: [("CMD", .text, "command to run for the length of the session (it inherits stdin, stdout and stderr)")],
-        options: [
-            OptionSpec("--on-disconnect-set", value: "PATH VALUE", kind: .path, arity: 2, repeatable: true,
-                       "when the session ends, set PATH to the JSON VALUE ({\".sv\":\"timestamp\"} is the end time)"),
-            OptionSpec("--on-disconnect-update", value: "PATH VALUE", kind: .path, arity: 2, repeatable: true,
-                       "when the session ends, update PATH with the JSON object VALUE (keys are relative paths)"),
-            OptionSpec("--on-disconnect-remove", value: "PATH", kind: .path, repeatable: true,
-                       "when the session ends, remove PATH"),
-            OptionSpec("--on-connect-set", value: "PATH VALUE", kind: .path, arity: 2, repeatable: true,
-                       "once the operations are registered, set PATH to the JSON VALUE"),
-            OptionSpec("--presence", value: "P", kind: .path,
-                       "push a child of P, register its removal, then set it to true"),
-            OptionSpec("--last-online", value: "P", kind: .path,
-                       "register a set of P to the server time when the session ends"),
-            OptionSpec("--events", value: "FILE", kind: .file, "write the event lines to FILE instead of stdout"),
-            OptionSpec("--client-side", "with --url: keep the on-disconnect writes in the offline cache and send them over REST when the session ends (or, after a crash, with the next flush)"),
-            OptionSpec("--transport", value: "HOW", kind: .text, choices: ["realtime", "rest"],
-                       "with --url: reach the server over its realtime protocol (realtime, the default) or REST only (rest)"),
-        ],
+        options: [onDisconnectSet.spec, onDisconnectUpdate.spec, onDisconnectRemove.spec, onConnectSet.spec, presence.spec,
+                  lastOnline.spec, events.spec, clientSide.spec, transport.spec],
         description: "Registers writes to run when the session ends and holds the session until CMD exits or, without CMD, "
             + "until SIGINT or SIGTERM. OPS run in the order given, as one atomic multi-path update, with Firebase's "
             + "onDisconnect semantics: a later operation at a path replaces earlier ones at or below it, one below an "
@@ -59,8 +64,7 @@ enum SessionCommand {
                    "rtdb session --on-disconnect-remove /locks/job7 --events events.jsonl -- make build"],
         run: run)
 
-    static let operationOptions: Set<String> = ["--on-disconnect-set", "--on-disconnect-update", "--on-disconnect-remove",
-                                                 "--on-connect-set", "--presence", "--last-online"]
+    static let operationOptions = [onDisconnectSet, onDisconnectUpdate, onDisconnectRemove, onConnectSet, presence, lastOnline]
 
     static func run(_ inv: Invocation) throws {
         var command: [String] = []
@@ -72,20 +76,17 @@ enum SessionCommand {
             throw inv.usageError("session: unexpected argument \(Limits.quote(first)); a command to run goes after --")
         }
         let steps = try parseSteps(inv)
-        let transport = inv.value("--transport") ?? "realtime"
-        guard transport == "realtime" || transport == "rest" else {
-            throw inv.usageError("--transport needs realtime or rest, not \(Limits.quote(transport))")
-        }
+        let transport = try inv.value(SessionCommand.transport)
         // --client-side keeps the writes in the remote database's offline cache; otherwise the
         // database holds them (the session lock of the file, or the server).
-        let clientSide = inv.has("--client-side")
-        let db = try inv.database(cache: clientSide ? .always : .never)
+        let keepsItsWrites = inv.has(clientSide)
+        let db = try inv.database(cache: keepsItsWrites ? .always : .never)
         let host = try inv.capability(SessionHost.self, of: db,
                                       missing: RTDBError(.unsupported, "session: this database cannot hold a session; nothing was registered"))
-        let session = try host.openSession(SessionOptions(clientSide: clientSide,
-                                                          transport: inv.has("--transport") ? (transport == "rest" ? .rest : .realtime) : nil,
+        let session = try host.openSession(SessionOptions(clientSide: keepsItsWrites,
+                                                          transport: transport.map { $0 == .rest ? .rest : .realtime },
                                                           heldForCommand: !command.isEmpty))
-        let events = try EventSink(inv, file: inv.value("--events"), toStdout: command.isEmpty && !inv.quiet)
+        let events = try EventSink(inv, file: inv.value(SessionCommand.events), toStdout: command.isEmpty && !inv.quiet)
         // From here SIGINT and SIGTERM end the session cleanly (its writes run).
         Interruption.install()
         var held: HeldCommand? = nil
@@ -138,21 +139,22 @@ enum SessionCommand {
     /// The operations in command-line order, each checked (paths, values, updates).
     static func parseSteps(_ inv: Invocation) throws -> [SessionStep] {
         var steps: [SessionStep] = []
-        for (long, words) in inv.occurrences(operationOptions) {
+        for (option, words) in inv.occurrences(of: operationOptions) {
+            let long = option.long
             let path = try inv.path(words[0])
             try WriteCheck.writable(path)
             switch long {
-            case "--on-disconnect-set", "--on-connect-set":
+            case onDisconnectSet.long, onConnectSet.long:
                 let value = try parseValue(words[1], option: long)
                 try WriteCheck.value(value, at: path)
-                steps.append(long == "--on-connect-set" ? .connectSet(path, value) : .register(.set(path, value)))
-            case "--on-disconnect-update":
+                steps.append(long == onConnectSet.long ? .connectSet(path, value) : .register(.set(path, value)))
+            case onDisconnectUpdate.long:
                 guard let raw = try JSONReader.parseEntries(words[1]) else {
                     throw RTDBError(.invalidData, "\(long) needs a JSON object of relative paths, not \(Limits.quote(words[1]))")
                 }
                 steps.append(.register(.update(path, try WriteCheck.update(raw, at: path))))
-            case "--on-disconnect-remove": steps.append(.register(.remove(path)))
-            case "--presence": steps.append(.presence(path))
+            case onDisconnectRemove.long: steps.append(.register(.remove(path)))
+            case presence.long: steps.append(.presence(path))
             default: steps.append(.lastOnline(path))
             }
         }

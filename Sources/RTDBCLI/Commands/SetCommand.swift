@@ -1,11 +1,13 @@
 import RTDBCore
 
 enum SetCommand {
+    static let serverTimestamp = Flag("--server-timestamp", "write the server time ({\".sv\":\"timestamp\"})")
+
     static let spec = CommandSpec(
         name: "set", summary: "replace the value at a path",
         usage: "rtdb set PATH (VALUE | - | --string TEXT | --file FILE | --server-timestamp)",
         arguments: [("PATH", .path, "database path"), ("VALUE", .json, "JSON value; - reads it from stdin; null deletes")],
-        options: Registry.valueOptions + [OptionSpec("--server-timestamp", "write the server time ({\".sv\":\"timestamp\"})")],
+        options: [ValueInput.string.spec, ValueInput.file.spec, serverTimestamp.spec],
         description: "Replaces PATH with VALUE and prints {\"path\":P,\"value\":V}, V as stored (server values resolved).",
         examples: ["rtdb set /users/alice '{\"name\":\"Alice\",\"age\":30}'", "rtdb set /motd --string 'hello world'",
                    "curl -s https://example.com/data.json | rtdb set /imported -", "rtdb set /lastSeen --server-timestamp"],
@@ -14,7 +16,7 @@ enum SetCommand {
     static func run(_ inv: Invocation) throws {
         guard let first = inv.positionals.first else { throw inv.usageError("set: missing PATH") }
         let path = try inv.path(first)
-        let source = try ValueInput.source(inv, args: inv.positionals.dropFirst(), allowServerTimestamp: true)
+        let source = try ValueInput.source(inv, args: inv.positionals.dropFirst(), serverTimestamp: serverTimestamp)
         try WriteCheck.writable(path)
         let value = try source.node()
         try WriteCheck.value(value, at: path)

@@ -7,11 +7,13 @@ import Darwin
 #endif
 
 enum SyncCommand {
+    static let writesOnly = Flag("--writes-only", "send the queued writes only; refresh nothing")
+    static let follow = Flag("--follow", "keep running: send each new queued write and stream the kept locations, reconnecting when the server goes away, until SIGINT or SIGTERM")
+
     static let spec = CommandSpec(
         name: "sync", summary: "send an offline cache's queued writes, then refresh its kept locations",
         usage: "rtdb sync [--writes-only] [--follow]",
-        options: [OptionSpec("--writes-only", "send the queued writes only; refresh nothing"),
-                  OptionSpec("--follow", "keep running: send each new queued write and stream the kept locations, reconnecting when the server goes away, until SIGINT or SIGTERM")],
+        options: [writesOnly.spec, follow.spec],
         description: "Sends every queued write of the --url database's offline cache, in order, one at a time, printing "
             + "{\"event\":\"acked\",\"id\":N,\"path\":P} (with \"resent\":true when the write may have been applied twice, as an "
             + "increment sent again after a crash) or {\"event\":\"rejected\",\"id\":N,\"path\":P,\"error\":C,\"message\":M} per "
@@ -32,7 +34,7 @@ enum SyncCommand {
         let db = try QueueCommand.cache(inv, command: "sync")
         if db.cacheMode == .offline { throw inv.usageError("sync contacts the server; it cannot run with --offline") }
         let out = inv.output(streaming: true)
-        if inv.has("--follow") {
+        if inv.has(SyncCommand.follow) {
             try follow(inv, db, out)
             return
         }
@@ -51,7 +53,7 @@ enum SyncCommand {
             failure = stop.error.code.exitStatus == 4 ? stop.error
                 : RTDBError(stop.error.code == .timeout ? .timeout : .unavailable, "queued writes are left: \(stop.error.message)")
         }
-        if stop == nil && !inv.has("--writes-only") {
+        if stop == nil && !inv.has(writesOnly) {
             try refreshKept(db, out)
         }
         let pending = try db.queuedCount()
@@ -88,8 +90,8 @@ enum SyncCommand {
     static func follow(_ inv: Invocation, _ db: CacheControl, _ out: Output) throws {
         Interruption.install()
         // One stream per kept location keeps it fresh in the cache while this runs.
-        let streams = inv.has("--writes-only") ? nil
-            : KeptStreams(inv, url: inv.value("--url") ?? Invocation.env("RTDB_URL") ?? "", cacheFile: db.cacheFile)
+        let streams = inv.has(writesOnly) ? nil
+            : KeptStreams(inv, url: try inv.value(Global.url) ?? Invocation.env("RTDB_URL") ?? "", cacheFile: db.cacheFile)
         defer { streams?.stopAll() }
         var connected: Bool? = nil
         var retryMillis = 1000
@@ -117,7 +119,7 @@ enum SyncCommand {
                         refreshedOnConnect = false
                     }
                     connected = true
-                    if !refreshedOnConnect && !inv.has("--writes-only") {
+                    if !refreshedOnConnect && !inv.has(writesOnly) {
                         refreshedOnConnect = true
                         try? refreshKept(db, out)
                     }

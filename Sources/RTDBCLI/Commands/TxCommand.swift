@@ -6,15 +6,24 @@ import Darwin
 #endif
 
 enum TxCommand {
+    static let maxRetries = Valued<Int>("--max-retries", value: "N", kind: .number,
+        "attempts in all before giving up (default 25 on a remote database, no limit on the embedded one)") { text, source in
+        try OptionValue.whole(text, source, needs: "a whole number ≥ 1") { $0 >= 1 }
+    }
+    static let commandTimeout = Valued<Double>("--command-timeout", value: "SECONDS", kind: .number,
+        "stop CMD when one run takes longer, and commit nothing (timeout, status 6; default: no limit)") { text, source in
+        try OptionValue.seconds(text, source, needs: "a number of seconds > 0") { $0 > 0 }
+    }
+    static let wait = Valued<Double>("--wait", value: "SECONDS", kind: .number,
+        "with an offline cache: wait up to this long for the server to be reachable (a transaction is never queued)") { text, source in
+        try OptionValue.seconds(text, source, needs: "a number of seconds") { $0 >= 0 }
+    }
+
     static let spec = CommandSpec(
         name: "tx", summary: "run a command as a compare-and-set transaction on a path",
         usage: "rtdb tx PATH [--max-retries N] [--command-timeout SECONDS] -- CMD [ARGS...]",
         arguments: [("PATH", .path, "database path"), ("CMD", .command, "command that reads the current value on stdin and prints the new one")],
-        options: [OptionSpec("--max-retries", value: "N", kind: .number, "attempts in all before giving up (default 25 on a remote database, no limit on the embedded one)"),
-                  OptionSpec("--command-timeout", value: "SECONDS", kind: .number,
-                             "stop CMD when one run takes longer, and commit nothing (timeout, status 6; default: no limit)"),
-                  OptionSpec("--wait", value: "SECONDS", kind: .number,
-                             "with an offline cache: wait up to this long for the server to be reachable (a transaction is never queued)")],
+        options: [maxRetries.spec, commandTimeout.spec, wait.spec],
         description: "Runs CMD (no shell) with the current value at PATH as one JSON line on stdin; its stdout, parsed as JSON, "
             + "is the new value (null deletes). A non-zero exit or empty output aborts. The write commits only if PATH still "
             + "holds the value CMD saw, otherwise CMD runs again with the fresh value; no lock is held while CMD runs. "
@@ -54,25 +63,9 @@ enum TxCommand {
         if command.isEmpty { throw inv.usageError("tx: missing CMD after --") }
         let path = try inv.path(pathText)
         try WriteCheck.writable(path)
-        var maxAttempts: Int? = nil
-        if let text = inv.value("--max-retries") {
-            guard let n = Int(text), n >= 1 else { throw inv.usageError("--max-retries needs a whole number ≥ 1, not \(Limits.quote(text))") }
-            maxAttempts = n
-        }
-        var commandTimeout: Double? = nil
-        if let text = inv.value("--command-timeout") {
-            guard let t = Double(text), t.isFinite, t > 0 else {
-                throw inv.usageError("--command-timeout needs a number of seconds > 0, not \(Limits.quote(text))")
-            }
-            commandTimeout = t
-        }
-        var waitSeconds: Double? = nil
-        if let text = inv.value("--wait") {
-            guard let t = Double(text), t.isFinite, t >= 0 else {
-                throw inv.usageError("--wait needs a number of seconds, not \(Limits.quote(text))")
-            }
-            waitSeconds = t
-        }
+        let maxAttempts = try inv.value(maxRetries)
+        let commandTimeout = try inv.value(TxCommand.commandTimeout)
+        let waitSeconds = try inv.value(wait)
         // Through an offline cache a transaction is never queued (offline.md §2.8): it runs on
         // the server once that can be reached (waiting up to --wait), its commit kept in the cache.
         let db = try inv.database().transactions(waitSeconds: waitSeconds)
@@ -130,7 +123,7 @@ enum TxCommand {
         try out.flush()
         if !outcome.committed {
             let why = outcome.attempts >= attemptBound && !aborted
-                ? "gave up after \(outcome.attempts) attempts (the value kept changing)"
+                ? "gave up after \(Quantity.of(outcome.attempts, "attempt")) (the value kept changing)"
                 : "\(command[0]) aborted"
             throw RTDBError(.notCommitted, "transaction at \(path) not committed: \(why)")
         }

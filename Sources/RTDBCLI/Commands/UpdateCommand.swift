@@ -1,12 +1,14 @@
 import RTDBCore
 
 enum UpdateCommand {
+    static let file = Valued<String>("--file", value: "FILE", kind: .file, "read the JSON object from FILE (- reads stdin)")
+
     static let spec = CommandSpec(
         name: "update", summary: "replace several relative paths at once, all or nothing",
         usage: "rtdb update PATH (VALUE | - | --file FILE)",
         arguments: [("PATH", .path, "database path the update is relative to"),
                     ("VALUE", .json, "JSON object whose keys are relative paths (may contain /); null deletes")],
-        options: [OptionSpec("--file", value: "FILE", kind: .file, "read the JSON object from FILE (- reads stdin)")],
+        options: [file.spec],
         description: "Each key of VALUE names a path under PATH that is replaced; siblings are untouched. "
             + "Overlapping keys (\"a\" and \"a/b\") are refused. Prints {\"path\":P,\"value\":U}, U with server values resolved.",
         examples: ["rtdb update / '{\"users/bob/name\":\"Bob\",\"users/alice/age\":31}'",
@@ -16,7 +18,7 @@ enum UpdateCommand {
     static func run(_ inv: Invocation) throws {
         guard let first = inv.positionals.first else { throw inv.usageError("update: missing PATH") }
         let path = try inv.path(first)
-        let source = try ValueInput.source(inv, args: inv.positionals.dropFirst())
+        let source = try ValueInput.source(inv, args: inv.positionals.dropFirst(), string: nil, file: file)
         try WriteCheck.writable(path)
         let bytes = try source.jsonBytes() ?? []
         guard let raw = try bytes.withUnsafeBufferPointer({ try JSONReader.parseEntries($0) }) else {

@@ -6,19 +6,26 @@ import Darwin
 #endif
 
 enum WatchCommand {
+    static let childEvents = Flag("--child-events", "print child_added/removed/changed/moved events instead of value events")
+    static let changesOnly = Flag("--changes-only", short: "-n", "skip the current value (or the child_added of existing children): print only later changes")
+    static let count = Valued<Int>("--count", value: "N", kind: .number, "exit after N event lines") { text, source in
+        try OptionValue.whole(text, source, needs: "a whole number ≥ 1") { $0 >= 1 }
+    }
+    static let exec = Flag("--exec", "run CMD (after --) once per event with the event line on its stdin, instead of printing")
+    /// What a handler that exits non-zero does to the stream.
+    enum ExecFail: String, CaseIterable, Sendable {
+        case `continue`, stop
+    }
+    static let execFail = Valued<ExecFail>("--exec-fail", value: "WHAT",
+        "when CMD exits non-zero: report it on stderr and go on (continue, the default), or end with its status (stop)")
+
     static let spec = CommandSpec(
         name: "watch", summary: "stream value or child events at a path as JSON lines",
         usage: "rtdb watch PATH [--child-events] [--changes-only] [ORDER] [RANGE] [LIMIT] [--count N] [--exec -- CMD [ARGS...]]",
         arguments: [("PATH", .path, "database path to watch")],
-        options: [
-            OptionSpec("--child-events", "print child_added/removed/changed/moved events instead of value events"),
-            OptionSpec("--changes-only", short: "-n", "skip the current value (or the child_added of existing children): print only later changes"),
-            OptionSpec("--count", value: "N", kind: .number, "exit after N event lines"),
-            OptionSpec("--exec", "run CMD (after --) once per event with the event line on its stdin, instead of printing"),
-            OptionSpec("--exec-fail", value: "WHAT", kind: .text, choices: ["continue", "stop"],
-                       "when CMD exits non-zero: report it on stderr and go on (continue, the default), or end with its status (stop)"),
-            Registry.rawOption,
-        ] + Registry.queryOptions,
+        options: [childEvents.spec, changesOnly.spec, count.spec, exec.spec, execFail.spec, Registry.rawOption.spec]
+            + Registry.queryOptions,
+        exclusions: { QueryOptions.exclusions },
         description: "Prints the current value (or one child_added per child), then one line per change made by any process "
             + "using the same database file, until interrupted. --changes-only skips that first part. Changes print in the "
             + "order removed, added, moved, changed. With a limit, children entering and leaving the window are added and removed. "
@@ -44,7 +51,7 @@ enum WatchCommand {
     static func run(_ inv: Invocation) throws {
         var command: [String] = []
         var args = inv.positionals
-        if inv.has("--exec") {
+        if inv.has(exec) {
             guard let cut = inv.beforeDashDash else { throw inv.usageError("watch: --exec needs -- CMD [ARGS...]") }
             command = Array(inv.positionals[cut...])
             args = Array(inv.positionals[..<cut])
@@ -55,21 +62,14 @@ enum WatchCommand {
         }
         let path = try inv.path(args[0])
         let query = try QueryOptions.parse(inv)
-        let childEvents = inv.has("--child-events")
-        let changesOnly = inv.has("--changes-only")
-        let raw = inv.has("--raw")
-        var remaining = Int.max
-        if let text = inv.value("--count") {
-            guard let n = Int(text), n >= 1 else { throw inv.usageError("--count needs a whole number ≥ 1, not \(Limits.quote(text))") }
-            remaining = n
-        }
+        let childEvents = inv.has(WatchCommand.childEvents)
+        let changesOnly = inv.has(WatchCommand.changesOnly)
+        let raw = inv.has(Registry.rawOption)
+        let remaining = try inv.value(count) ?? Int.max
         var stopOnFailure = false
-        if let what = inv.value("--exec-fail") {
-            guard inv.has("--exec") else { throw inv.usageError("--exec-fail needs --exec") }
-            guard what == "continue" || what == "stop" else {
-                throw inv.usageError("--exec-fail needs continue or stop, not \(Limits.quote(what))")
-            }
-            stopOnFailure = what == "stop"
+        if inv.has(execFail) {
+            guard inv.has(exec) else { throw inv.usageError("--exec-fail needs --exec") }
+            stopOnFailure = try inv.value(execFail) == .stop
         }
         let sink = WatchSink(inv, path: path, command: command, raw: raw, count: remaining, stopOnFailure: stopOnFailure)
         // `/.info` is the connection's state, never cached: the server itself answers it.

@@ -1,0 +1,70 @@
+import RTDBCore
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The progress of a long command as one updating line on stderr: nothing for the first
+/// second (most commands are done by then), then the line is redrawn in place at most five
+/// times a second, and cleared when the stage ends, so the terminal is left as it was. Only
+/// for a terminal: `TerminalProgress.forCommand` gives `Progress.none` when stderr is not one
+/// or with `--quiet`, so scripts never see it.
+final class TerminalProgress: ProgressSink {
+    /// Nothing is shown before a stage has run this long.
+    static let delaySeconds = 1.0
+    /// The least time between two redraws.
+    static let redrawSeconds = 0.2
+
+    private let now: () -> Double
+    private let write: ([UInt8]) -> Void
+    private var label = ""
+    private var total: Int64? = nil
+    private var unit: ProgressUnit = .bytes
+    private var started = 0.0
+    private var lastDrawn: Double? = nil
+    private var shown = false
+
+    init(now: @escaping () -> Double = TerminalProgress.monotonicSeconds,
+         write: @escaping ([UInt8]) -> Void = { Diagnostics.writeAll(2, $0) }) {
+        self.now = now
+        self.write = write
+    }
+
+    /// The sink a command uses: this line on a terminal, nothing otherwise or with `--quiet`.
+    static func forCommand(quiet: Bool) -> ProgressSink {
+        !quiet && Diagnostics.stderrIsTerminal ? TerminalProgress() : Progress.none
+    }
+
+    func begin(_ label: String, total: Int64?, unit: ProgressUnit) {
+        end()
+        self.label = label
+        self.total = total
+        self.unit = unit
+        started = now()
+        lastDrawn = nil
+    }
+
+    func update(done: Int64) {
+        let t = now()
+        let elapsed = t - started
+        guard elapsed >= TerminalProgress.delaySeconds else { return }
+        if let last = lastDrawn, t - last < TerminalProgress.redrawSeconds { return }
+        lastDrawn = t
+        shown = true
+        // Carriage return, the line, then erase what a longer earlier line left to the right.
+        let text = Progress.line(label, done: done, total: total, unit: unit, seconds: elapsed)
+        write(Array(("\r" + text + "\u{1B}[K").utf8))
+    }
+
+    func end() {
+        if shown { write(Array("\r\u{1B}[K".utf8)) }
+        shown = false
+    }
+
+    static func monotonicSeconds() -> Double {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+    }
+}

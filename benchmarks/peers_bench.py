@@ -1,0 +1,513 @@
+#!/usr/bin/env python3
+"""rtdb against the tools people would use instead (called by benchmarks/peers.sh).
+
+    peers_bench.py RTDB WORKDIR [--baseline RTDB2] [--quick] [--only gwrf] [--markdown FILE]
+
+Measures, on loopback, in rounds that alternate rtdb and its peer (rtdb, baseline, peer, rtdb,
+baseline, peer, ...), so that the machine's drift touches all of them alike:
+
+  g  one-shot `rtdb get` of one leaf vs `sqlite3 FILE` selecting the same row (wall time with
+     hyperfine, instructions with callgrind)
+  w  durable writes, 32 connections: rtdb serve PUT vs Redis (appendfsync always) SET vs etcd put
+  r  small reads, 32 keep-alive connections: rtdb serve GET vs nginx (static file) vs etcd range
+  f  one write fanned out to 1,000 subscribers: rtdb serve SSE streams vs Redis pub/sub vs etcd
+     watches: the slowest subscriber's delay and the server's RSS growth
+
+Every figure is the median over the rounds. Prints a table with rtdb ÷ peer ratios and the goals
+(PASS/FAIL); exits 0 when the run completed, whatever the goals say, and 2 on a harness error.
+Every server gets a free loopback port and a folder inside WORKDIR; every PID started is listed
+in WORKDIR/pids (peers.sh's trap kills those, and only those, if this process dies).
+"""
+import argparse
+import json
+import os
+import platform
+import re
+import resource
+import shutil
+import shlex
+import signal
+import statistics
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from peers_servers import (CONNECTIONS, KEYS, PUT_BODY, THREADS, BenchError, Etcd,  # noqa: E402
+                           Nginx, Procs, Redis, RtdbServer, b64, http_call, log, loadavg,
+                           redis_benchmark, wrk, write_lua)
+from peers_fanout import FanEtcd, FanRedis, FanRtdb, fanout_once  # noqa: E402
+
+SUBSCRIBERS = 1000
+
+
+# ---------------------------------------------------------------------------------------------
+# results
+
+class Row:
+    def __init__(self, work, peer, unit, fmt, rtdb, base, peerv, goal=None, absolute=None):
+        self.work, self.peer, self.unit, self.fmt = work, peer, unit, fmt
+        self.rtdb, self.base, self.peerv = rtdb, base, peerv
+        self.goal = goal            # (op, ratio) on rtdb ÷ peer, op "<=" or ">="
+        self.absolute = absolute    # (op, value, text) on rtdb's own figure
+
+    def ratio(self, v):
+        return v / self.peerv if v is not None and self.peerv else None
+
+    def ok(self):
+        checks = []
+        if self.goal:
+            op, bound = self.goal
+            r = self.ratio(self.rtdb)
+            checks.append(r is not None and (r <= bound if op == "<=" else r >= bound))
+        if self.absolute:
+            op, bound, _ = self.absolute
+            checks.append(self.rtdb <= bound if op == "<=" else self.rtdb >= bound)
+        return None if not checks else all(checks)
+
+    def goal_text(self):
+        parts = []
+        if self.goal:
+            parts.append(f"{'≤' if self.goal[0] == '<=' else '≥'} {self.goal[1]}× {self.peer}")
+        if self.absolute:
+            parts.append(self.absolute[2])
+        return "; ".join(parts)
+
+
+class Results:
+    def __init__(self, has_base):
+        self.rows = []
+        self.notes = []
+        self.has_base = has_base
+
+    def add(self, row):
+        self.rows.append(row)
+        ok = row.ok()
+        base = f", baseline {row.fmt(row.base)}" if self.has_base else ""
+        r = row.ratio(row.rtdb)
+        log(f"{row.work}: rtdb {row.fmt(row.rtdb)}{base}, {row.peer} {row.fmt(row.peerv)}"
+            f" ({'—' if r is None else f'{r:.2f}×'}) {'' if ok is None else ('PASS' if ok else 'FAIL')}")
+
+    def table(self, markdown=False):
+        head = ["work", "rtdb"] + (["rtdb baseline"] if self.has_base else []) + ["peer", "rtdb ÷ peer"]
+        head += (["baseline ÷ peer"] if self.has_base else []) + ["goal", "result"]
+        body = []
+        for r in self.rows:
+            ratio = r.ratio(r.rtdb)
+            line = [f"{r.work} ({r.unit})", r.fmt(r.rtdb)]
+            if self.has_base:
+                line.append(r.fmt(r.base))
+            line += [f"{r.peer} {r.fmt(r.peerv)}", "—" if ratio is None else f"{ratio:.2f}×"]
+            if self.has_base:
+                br = r.ratio(r.base)
+                line.append("—" if br is None else f"{br:.2f}×")
+            ok = r.ok()
+            line += [r.goal_text() or "—", "—" if ok is None else ("PASS" if ok else "FAIL")]
+            body.append(line)
+        if markdown:
+            out = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
+            out += ["| " + " | ".join(c.replace("|", "\\|") for c in line) + " |" for line in body]
+            return "\n".join(out)
+        widths = [max(len(x[i]) for x in [head] + body) for i in range(len(head))]
+        fmt = lambda cells: "  ".join(c.ljust(widths[i]) for i, c in enumerate(cells)).rstrip()
+        return "\n".join([fmt(head), "  ".join("-" * w for w in widths)] + [fmt(b) for b in body])
+
+
+def f_ms(v):
+    return "—" if v is None else f"{v:.2f} ms"
+
+
+def f_rate(v):
+    return "—" if v is None else f"{v:,.0f}/s"
+
+
+def f_count(v):
+    return "—" if v is None else f"{v:,.0f}"
+
+
+def f_kb(v):
+    return "—" if v is None else f"{v:.1f} KB"
+
+
+def med(xs):
+    xs = [x for x in xs if x is not None]
+    return statistics.median(xs) if xs else None
+
+
+# ---------------------------------------------------------------------------------------------
+# g: one-shot get vs sqlite3
+
+def time_runs(procs, cmd, runs, tag):
+    """Median wall time of `cmd` in ms over `runs` runs (3 warm-ups): hyperfine when installed,
+    else timed here around each run."""
+    if shutil.which("hyperfine"):
+        out = procs.path(f"hf-{tag}.json")
+        procs.run(["hyperfine", "-N", "--warmup", "3", "--runs", str(runs), "--style", "none",
+                   "--export-json", out, "--", shlex.join(cmd)], timeout=300)
+        with open(out) as f:
+            times = json.load(f)["results"][0]["times"]
+    else:
+        # posix_spawn and waitpid, not subprocess.run: the latter's own set-up (pipes, closing
+        # descriptors) adds about a millisecond to every run, which would flatten the ratio
+        exe = shutil.which(cmd[0])
+        null = [(os.POSIX_SPAWN_OPEN, fd, "/dev/null", os.O_RDONLY if fd == 0 else os.O_WRONLY, 0)
+                for fd in (0, 1, 2)]
+        times = []
+        for i in range(runs + 3):
+            t0 = time.perf_counter()
+            pid = os.posix_spawn(exe, cmd, procs.env, file_actions=null)
+            _, status = os.waitpid(pid, 0)
+            dt = time.perf_counter() - t0
+            if os.waitstatus_to_exitcode(status) != 0:
+                raise BenchError(f"exit {os.waitstatus_to_exitcode(status)}: {' '.join(cmd)}")
+            if i >= 3:
+                times.append(dt)
+    return statistics.median(times) * 1000
+
+
+def instructions(procs, cmd, tag):
+    out = procs.path(f"callgrind-{tag}.out")
+    procs.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", *cmd], timeout=300)
+    with open(out) as f:
+        for line in f:
+            if line.startswith("totals:") or line.startswith("summary:"):
+                return int(line.split()[1])
+    raise BenchError(f"no totals in {out}")
+
+
+def bench_get(procs, res, cfg, bins):
+    users = 10_000
+    src = procs.path("users.json")
+    with open(src, "w") as f:
+        json.dump({"users": {f"u{i:06d}": {"name": f"User {i}", "age": 18 + i % 60,
+                                           "email": f"user{i}@example.com", "active": i % 3 != 0}
+                             for i in range(users)}}, f, separators=(",", ":"))
+    leaf = "/users/u005000/name"
+    cmds = {}
+    for label, binary in bins:
+        db = procs.path(f"get-{label}.db")
+        with open(src, "rb") as fin:
+            procs.run([binary, "--db", db, "set", "/", "-", "-q"], stdin=fin, timeout=120)
+        cmds[label] = [binary, "--db", db, "get", leaf]
+        got = procs.run(cmds[label]).strip()
+        if got != '"User 5000"':
+            raise BenchError(f"rtdb ({label}) get {leaf} printed {got!r}")
+    # The row rtdb stores that leaf in, found by its value (the key's encoding is rtdb's business),
+    # then selected by primary key, as rtdb does.
+    db = procs.path("get-rtdb.db")
+    key = procs.run(["sqlite3", db, "select hex(path) from data where v = 'User 5000'"]).strip()
+    if not re.fullmatch(r"[0-9A-F]+", key):
+        raise BenchError(f"found no single row holding 'User 5000' in {db}: {key!r}")
+    cmds["sqlite3"] = ["sqlite3", db, f"select v from data where path = X'{key}'"]
+    if procs.run(cmds["sqlite3"]).strip() != "User 5000":
+        raise BenchError("sqlite3's point select did not print User 5000")
+    labels = [b[0] for b in bins] + ["sqlite3"]
+    walls = {k: [] for k in labels}
+    for r in range(cfg.rounds):
+        for k in labels:
+            walls[k].append(time_runs(procs, cmds[k], cfg.get_runs, f"{k}-{r}"))
+        log(f"(g) round {r + 1}: " + ", ".join(f"{k} {walls[k][-1]:.2f} ms" for k in labels))
+    irs = {k: instructions(procs, cmds[k], k) for k in labels}
+    base = "baseline" if len(bins) > 1 else None
+    timer = "hyperfine -N" if shutil.which("hyperfine") else "timed in-process"
+    res.add(Row(f"get {leaf}, one process, wall median", "sqlite3", f"{timer}, {cfg.get_runs} runs × "
+                f"{cfg.rounds} rounds", f_ms, med(walls["rtdb"]), med(walls[base]) if base else None,
+                med(walls["sqlite3"]), goal=("<=", 1.3)))
+    res.add(Row(f"get {leaf}, one process, instructions", "sqlite3", "callgrind Ir", f_count,
+                irs["rtdb"], irs.get(base), irs["sqlite3"], goal=("<=", 1.3)))
+    res.notes.append(f"(g) a {users:,}-user file ({users * 4:,} leaves) written by each rtdb binary with "
+                     f"`set / -`; sqlite3 runs `{' '.join(cmds['sqlite3'][2:])}` on the file of the "
+                     "measured binary (the row that holds the leaf, by primary key). Per-round medians: "
+                     + "; ".join(f"{k} " + "/".join(f"{x:.2f}" for x in walls[k]) + " ms" for k in labels))
+    os.remove(src)
+
+
+# ---------------------------------------------------------------------------------------------
+# w and r: request rates against servers that stay up for both
+
+def bench_serve(procs, res, cfg, bins, writes, reads):
+    small = {"name": "Ada", "age": 36}
+    servers = []
+    for label, binary in bins:
+        db = procs.path(f"serve-{label}.db")
+        procs.run([binary, "--db", db, "set", "/small", json.dumps(small), "-q"])
+        servers.append(RtdbServer(procs, label, binary, db).start())
+    body = http_call(servers[0].port, "GET", "/small.json")
+    redis = Redis(procs).start() if writes else None
+    nginx = Nginx(procs, {"small.json": body}).start() if reads else None
+    etcd = Etcd(procs).start()
+    etcd.etcdctl("put", "small", body.decode())
+    secs = cfg.seconds
+
+    put_lua = write_lua(procs.path("put.lua"),
+                        f"wrk.method = \"PUT\"\nwrk.body = '{PUT_BODY}'\nlocal i = 0\n"
+                        "request = function()\n  i = i + 1\n"
+                        f"  return wrk.format(nil, \"/items/k\" .. (i % {KEYS}) .. \".json\")\nend\n")
+    bodies = ",\n".join(f"  '{json.dumps({'key': b64(f'items/k{i}'), 'value': b64(PUT_BODY)})}'"
+                        for i in range(KEYS))
+    etcd_put_lua = write_lua(procs.path("etcd-put.lua"),
+                             f"wrk.method = \"POST\"\nlocal bodies = {{\n{bodies}\n}}\nlocal i = 0\n"
+                             "request = function()\n  i = i + 1\n"
+                             f"  return wrk.format(nil, \"/v3/kv/put\", nil, bodies[(i % {KEYS}) + 1])\nend\n")
+    etcd_get_lua = write_lua(procs.path("etcd-range.lua"),
+                             f"wrk.method = \"POST\"\nwrk.body = '{json.dumps({'key': b64('small')})}'\n")
+
+    def rtdb_put(s):
+        return wrk(procs, s.port, "/", secs, put_lua, f"rtdb ({s.label}) PUT")
+
+    def rtdb_get(s):
+        return wrk(procs, s.port, "/small.json", secs, None, f"rtdb ({s.label}) GET")
+
+    # warm-ups, not counted: each server's first second of the load it will get
+    redis_n = 2000
+    for s in servers:
+        if writes:
+            wrk(procs, s.port, "/", 1, put_lua, "warm-up")
+        if reads:
+            wrk(procs, s.port, "/small.json", 1, None, "warm-up")
+    if writes:
+        rate, _ = redis_benchmark(procs, redis.port, redis_n)
+        redis_n = max(1000, int(rate * secs))
+        wrk(procs, etcd.port, "/v3/kv/put", 1, etcd_put_lua, "warm-up")
+    if reads:
+        wrk(procs, nginx.port, "/small.json", 1, None, "warm-up")
+        wrk(procs, etcd.port, "/v3/kv/range", 1, etcd_get_lua, "warm-up")
+
+    errors = []
+    if writes:
+        figs = {k: [] for k in [s.label for s in servers] + ["redis", "etcd"]}
+        for r in range(cfg.rounds):
+            for s in servers:
+                rate, p99, err = rtdb_put(s)
+                figs[s.label].append((rate, p99))
+                errors += [f"rtdb ({s.label}) PUT: {err}"] if err else []
+            rate, p99 = redis_benchmark(procs, redis.port, redis_n)
+            figs["redis"].append((rate, p99))
+            # about `secs` seconds, as wrk runs: from the median rate so far (one fast round
+            # would otherwise make the next, slower one run several times as long)
+            redis_n = max(1000, int(med([x[0] for x in figs["redis"]]) * secs))
+            rate, p99, err = wrk(procs, etcd.port, "/v3/kv/put", secs, etcd_put_lua, "etcd put")
+            figs["etcd"].append((rate, p99))
+            errors += [f"etcd put: {err}"] if err else []
+            log(f"(w) round {r + 1}: " + ", ".join(f"{k} {v[-1][0]:,.0f}/s p99 {v[-1][1]:.2f} ms"
+                                                   for k, v in figs.items()))
+        # the writes landed where they should
+        got = json.loads(http_call(servers[0].port, "GET", "/items/k1.json"))
+        if got != json.loads(PUT_BODY):
+            raise BenchError(f"rtdb serve: /items/k1 is {got!r} after the PUT load")
+        n = json.loads(etcd.etcdctl("get", "--prefix", "items/", "--keys-only", "--limit", "1", "-w", "json"))
+        n = int(n.get("count", 0))
+        if n != KEYS:
+            raise BenchError(f"etcd holds {n} keys under items/ after the put load, not {KEYS}")
+        rate = lambda k: med([x[0] for x in figs[k]])
+        p99 = lambda k: med([x[1] for x in figs[k]])
+        base = "baseline" if len(servers) > 1 else None
+        unit = f"{CONNECTIONS} connections, {secs} s × {cfg.rounds} rounds"
+        res.add(Row("durable writes: PUT vs SET (appendfsync always), throughput", "redis", unit, f_rate,
+                    rate("rtdb"), rate(base) if base else None, rate("redis"), goal=(">=", 0.7)))
+        res.add(Row("durable writes: PUT vs SET (appendfsync always), p99 latency", "redis", unit, f_ms,
+                    p99("rtdb"), p99(base) if base else None, p99("redis"), absolute=("<=", 1.5, "rtdb ≤ 1.5 ms")))
+        res.add(Row("durable writes: PUT vs etcd put (gRPC gateway), throughput", "etcd", unit, f_rate,
+                    rate("rtdb"), rate(base) if base else None, rate("etcd")))
+        res.add(Row("durable writes: PUT vs etcd put (gRPC gateway), p99 latency", "etcd", unit, f_ms,
+                    p99("rtdb"), p99(base) if base else None, p99("etcd")))
+        res.notes.append(f"(w) rtdb serve and etcd: wrk -t{THREADS} -c{CONNECTIONS} -d{secs}s with a Lua script "
+                         f"writing {PUT_BODY} to {KEYS} keys in turn (rtdb PUT /items/kN.json; etcd POST /v3/kv/put "
+                         "with base64 key and value). Redis: redis-benchmark -t set "
+                         f"-c {CONNECTIONS} --threads {THREADS} -r {KEYS} -d {len(PUT_BODY)} -n N (N set so a run "
+                         f"lasts about {secs} s), with --appendonly yes --appendfsync always. Per-round req/s: "
+                         + "; ".join(f"{k} " + "/".join(f"{x[0]:,.0f}" for x in v) for k, v in figs.items()))
+    if reads:
+        figs = {k: [] for k in [s.label for s in servers] + ["nginx", "etcd"]}
+        for r in range(cfg.rounds):
+            for s in servers:
+                rate, p99, err = rtdb_get(s)
+                figs[s.label].append((rate, p99))
+                errors += [f"rtdb ({s.label}) GET: {err}"] if err else []
+            for k, port, path, lua in (("nginx", nginx.port if nginx else 0, "/small.json", None),
+                                       ("etcd", etcd.port, "/v3/kv/range", etcd_get_lua)):
+                rate, p99, err = wrk(procs, port, path, secs, lua, f"{k} read")
+                figs[k].append((rate, p99))
+                errors += [f"{k} read: {err}"] if err else []
+            log(f"(r) round {r + 1}: " + ", ".join(f"{k} {v[-1][0]:,.0f}/s p99 {v[-1][1]:.2f} ms"
+                                                   for k, v in figs.items()))
+        rate = lambda k: med([x[0] for x in figs[k]])
+        p99 = lambda k: med([x[1] for x in figs[k]])
+        base = "baseline" if len(servers) > 1 else None
+        unit = f"{CONNECTIONS} keep-alive connections, {secs} s × {cfg.rounds} rounds"
+        res.add(Row(f"small reads: GET /small.json ({len(body)} bytes) vs static file, throughput", "nginx", unit,
+                    f_rate, rate("rtdb"), rate(base) if base else None, rate("nginx"), goal=(">=", 0.7)))
+        res.add(Row("small reads: GET vs static file, p99 latency", "nginx", unit, f_ms,
+                    p99("rtdb"), p99(base) if base else None, p99("nginx")))
+        res.add(Row("small reads: GET vs etcd range (gRPC gateway), throughput", "etcd", unit, f_rate,
+                    rate("rtdb"), rate(base) if base else None, rate("etcd")))
+        res.notes.append(f"(r) wrk -t{THREADS} -c{CONNECTIONS} -d{secs}s for all three; nginx serves the bytes rtdb "
+                         f"serve answers ({body.decode()}) as a file, one worker, no access log; etcd answers "
+                         "POST /v3/kv/range of one key holding the same bytes (linearizable, its default). "
+                         "Per-round req/s: " + "; ".join(f"{k} " + "/".join(f"{x[0]:,.0f}" for x in v)
+                                                        for k, v in figs.items()))
+    if errors:
+        res.notes.append("(w/r) wrk socket errors: " + "; ".join(errors))
+    for s in servers + [x for x in (redis, nginx, etcd) if x]:
+        s.stop()
+
+
+# ---------------------------------------------------------------------------------------------
+# f: one write to 1,000 subscribers
+
+def bench_fanout(procs, res, cfg, bins):
+    targets = [FanRtdb(procs, label, binary) for label, binary in bins] + [FanRedis(procs), FanEtcd(procs)]
+    slow = {t.label: [] for t in targets}
+    mid = {t.label: [] for t in targets}
+    grow = {t.label: [] for t in targets}
+    for r in range(cfg.rounds):
+        for t in targets:
+            s, spread, g = fanout_once(t, SUBSCRIBERS, cfg.fan_writes)
+            slow[t.label].append(med(s))
+            mid[t.label].append(med([p50 for _, p50 in spread]))
+            grow[t.label].append(g / SUBSCRIBERS)
+        log(f"(f) round {r + 1}: " + ", ".join(f"{k} slowest {slow[k][-1]:.2f} ms, {grow[k][-1]:.1f} KB/subscriber"
+                                               for k in slow))
+    base = "baseline" if len(bins) > 1 else None
+    unit = f"{SUBSCRIBERS:,} subscribers, median of {cfg.fan_writes} writes × {cfg.rounds} rounds"
+    for peer, goal in (("redis", ("<=", 1.0)), ("etcd", None)):
+        what = "pub/sub" if peer == "redis" else "watch"
+        res.add(Row(f"fan-out: one write → slowest subscriber, SSE vs {what}", peer, unit, f_ms,
+                    med(slow["rtdb"]), med(slow[base]) if base else None, med(slow[peer]), goal=goal))
+        res.add(Row(f"fan-out: server RSS growth per subscriber, SSE vs {what}", peer,
+                    f"{SUBSCRIBERS:,} subscribers", f_kb, med(grow["rtdb"]), med(grow[base]) if base else None,
+                    med(grow[peer]), goal=goal))
+    res.notes.append(f"(f) each round starts each server afresh, reads its RSS (/proc/PID/status VmRSS), opens "
+                     f"{SUBSCRIBERS:,} subscribers (rtdb: SSE GET /live.json; Redis: SUBSCRIBE live; etcd: POST "
+                     "/v3/watch through the gRPC gateway), sends one write at a time from another connection (rtdb "
+                     "PUT /live.json, durable; Redis PUBLISH, not stored; etcd put, durable) and times it until "
+                     "the last subscriber has it; the RSS is read again after the writes. The subscribers are "
+                     "read by one Python epoll loop, so each delay includes reading the other 999 sockets first. "
+                     "Per-round slowest (ms): " + "; ".join(f"{k} " + "/".join(f"{x:.2f}" for x in v)
+                                                          for k, v in slow.items())
+                     + ". The median subscriber's delay (median over the writes and rounds): "
+                     + "; ".join(f"{k} {med(v):.2f} ms" for k, v in mid.items())
+                     + ". Per-round KB per subscriber: " + "; ".join(f"{k} " + "/".join(f"{x:.1f}" for x in v)
+                                                                     for k, v in grow.items()))
+
+
+# ---------------------------------------------------------------------------------------------
+
+def version(text):
+    """The first dotted version number in a tool's version line."""
+    m = re.search(r"\d+\.\d+(\.\d+)?", text)
+    return m.group(0) if m else text
+
+
+def versions(rtdb):
+    def first(cmd):
+        try:
+            p = subprocess.run(cmd, capture_output=True, text=True, timeout=30)
+            return ((p.stdout or "") + (p.stderr or "")).strip().splitlines()[0]
+        except Exception:
+            return "?"
+    cpu = "?"
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    with open("/proc/meminfo") as f:
+        mem = next(f"{int(l.split()[1]) / 1024 / 1024:.1f} GiB" for l in f if l.startswith("MemTotal"))
+    osname = "?"
+    if os.path.exists("/etc/os-release"):
+        with open("/etc/os-release") as f:
+            for line in f:
+                if line.startswith("PRETTY_NAME="):
+                    osname = line.split("=", 1)[1].strip().strip('"')
+    return {
+        "date": time.strftime("%Y-%m-%d %H:%M %Z"),
+        "machine": f"{os.cpu_count()} cores, {cpu}, {mem}, {osname}, kernel {platform.release()}",
+        "rtdb": first([rtdb, "--version"]),
+        "peers": ", ".join(f"{name} {version(first(cmd))}" for name, cmd in (
+            ("Redis", ["redis-server", "--version"]), ("etcd", ["etcd", "--version"]),
+            ("nginx", ["nginx", "-v"]), ("sqlite3", ["sqlite3", "--version"]))),
+        "tools": ", ".join([first(["wrk", "-v"]).split(" [")[0], first(["hyperfine", "--version"]),
+                            first(["valgrind", "--version"]), "Python " + platform.python_version()]),
+    }
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("rtdb")
+    ap.add_argument("work")
+    ap.add_argument("--baseline", help="a second rtdb binary, measured in the same rounds")
+    ap.add_argument("--quick", action="store_true", help="one round, 1 s per load")
+    ap.add_argument("--only", default="gwrf", help="subset of g (get), w (writes), r (reads), f (fan-out)")
+    ap.add_argument("--markdown", help="also write the machine, the table and the notes as Markdown here")
+    args = ap.parse_args()
+
+    class Cfg:
+        rounds = 1 if args.quick else 5
+        seconds = 1 if args.quick else 5
+        get_runs = 10 if args.quick else 50
+        fan_writes = 3 if args.quick else 10
+    bins = [("rtdb", os.path.abspath(args.rtdb))]
+    if args.baseline:
+        bins.append(("baseline", os.path.abspath(args.baseline)))
+    procs = Procs(args.work)
+
+    def on_signal(sig, _frame):
+        procs.stop_all()
+        sys.exit(130)
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft < 4 * SUBSCRIBERS:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, 8 * SUBSCRIBERS), hard))
+
+    info = versions(bins[0][1])
+    if args.baseline:
+        info["rtdb baseline"] = versions(bins[1][1])["rtdb"] + f" ({bins[1][1]})"
+    info["rtdb"] += f" ({bins[0][1]})"
+    load0 = loadavg()
+    res = Results(has_base=len(bins) > 1)
+    started = time.monotonic()
+    failed = None
+    try:
+        if "g" in args.only:
+            log("(g) one-shot get vs sqlite3")
+            bench_get(procs, res, Cfg, bins)
+        if "w" in args.only or "r" in args.only:
+            log("(w/r) durable writes and small reads")
+            bench_serve(procs, res, Cfg, bins, "w" in args.only, "r" in args.only)
+        if "f" in args.only:
+            log("(f) fan-out to 1,000 subscribers")
+            bench_fanout(procs, res, Cfg, bins)
+    except BenchError as e:
+        failed = str(e)
+    finally:
+        procs.stop_all()
+    load1 = loadavg()
+    total = time.monotonic() - started
+    info["load average (1, 5, 15 min)"] = f"{load0} before, {load1} after"
+    info["run"] = (f"{Cfg.rounds} round(s), {Cfg.seconds} s per load, {total:.0f} s in all"
+                   + (" (PEERS_QUICK)" if args.quick else ""))
+
+    print()
+    for k, v in info.items():
+        print(f"{k}: {v}")
+    print()
+    print(res.table())
+    print()
+    for n in res.notes:
+        print("note: " + n)
+    goals = [r.ok() for r in res.rows if r.ok() is not None]
+    print(f"\n{sum(1 for g in goals if g)} of {len(goals)} goals pass (rtdb); run took {total:.0f} s")
+    if args.markdown:
+        with open(args.markdown, "w") as f:
+            f.write("| | |\n|---|---|\n" + "\n".join(f"| {k} | {v} |" for k, v in info.items()) + "\n\n")
+            f.write(res.table(markdown=True) + "\n\n" + "\n".join(f"- {n}" for n in res.notes) + "\n")
+    if failed:
+        print(f"\nharness error: {failed}", file=sys.stderr)
+        sys.exit(2)
+    sys.exit(0)
+
+
+if __name__ == "__main__":
+    main()
