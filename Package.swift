@@ -29,10 +29,12 @@ let package = Package(
         // The Database over Firebase's REST API and event streams: HTTP/1.1 client, targets,
         // credentials (production Firebase, the emulator, rtdb serve).
         .target(name: "RTDBRemote", dependencies: ["RTDBCore", "RTDBWire", "RTDBNet"]),
-        // The offline cache of a remote database: queued writes and their flushing, reads from
-        // the cache, tracked queries (the store itself is in RTDBEngine, CacheStore.swift).
+        // A remote database through its offline cache, a Database of its own: the cache's
+        // tables in an embedded file (queue, tracked queries, kept queries, purge), flushing,
+        // reads from the cache, watches of it, client-side sessions.
         .target(name: "RTDBOffline", dependencies: ["RTDBCore", "RTDBEngine", "RTDBWire", "RTDBRemote"]),
         // Argument parsing, the command registry, one file per command, output and errors.
+        // Commands see RTDBCore's Database and its capabilities only; Targets.swift opens them.
         .target(name: "RTDBCLI", dependencies: ["RTDBCore", "RTDBEngine", "RTDBServer", "RTDBNet", "RTDBRules", "RTDBRemote", "RTDBOffline"]),
         // Linked by lld with packed relative relocations (DT_RELR, glibc 2.36+): the loader
         // applies the executable's ~20,000 relative relocations from a table a few KB long
@@ -49,7 +51,7 @@ let package = Package(
                     exclude: ["silent_sse_server.py"]),
         .testTarget(name: "RTDBNetTests", dependencies: ["RTDBNet"]),
         .testTarget(name: "RTDBServerTests", dependencies: ["RTDBServer", "RTDBWire", "RTDBEngine", "RTDBCore", "RTDBRules", "RTDBRemote"]),
-        .testTarget(name: "RTDBOfflineTests", dependencies: ["RTDBOffline", "RTDBEngine", "RTDBRemote", "RTDBCore"]),
+        .testTarget(name: "RTDBOfflineTests", dependencies: ["RTDBOffline", "RTDBEngine", "RTDBRemote", "RTDBWire", "RTDBCore"]),
         .testTarget(name: "EndToEndTests", dependencies: ["rtdb", "RTDBCLI", "RTDBCore", "RTDBNet", "RTDBRemote"]),
         .testTarget(name: "CLITests", dependencies: ["RTDBCLI", "RTDBCore", "rtdb"]),
     ]

@@ -1,6 +1,4 @@
 import RTDBCore
-import RTDBEngine
-import RTDBRemote
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -105,57 +103,6 @@ final class Invocation {
 
     func timeoutSeconds() throws -> Double {
         try setting(Global.timeout) ?? 10
-    }
-
-    /// Options that only a remote target uses. Given on the command line without --url /
-    /// RTDB_URL they are a usage error, never silently dropped (their environment variables
-    /// apply to remote targets only, so a shell that exports one still runs local commands).
-    static let remoteOnly = [Global.auth.spec, Global.accessToken.spec, Global.credentials.spec, Global.cacert.spec]
-
-    /// Opens the target: the remote database for --url / RTDB_URL, else the embedded file.
-    /// With `reading`, a terminal on stderr is told when the database file does not exist yet
-    /// (the command still prints what an empty database holds).
-    func database(reading: Bool = false) throws -> Database {
-        // (`--db ""` is refused: SQLite would treat "" as a throw-away temporary database.)
-        let dbFile = try value(Global.db)
-        if let url = try value(Global.url) {
-            return try remoteDatabase(url)
-        }
-        if let url = Invocation.env("RTDB_URL") {
-            do { return try remoteDatabase(url) } catch let e as RTDBError where e.message.hasPrefix("--url ") {
-                // The URL came from the environment: say so.
-                throw RTDBError(e.code, "RTDB_URL " + e.message.dropFirst("--url ".count))
-            }
-        }
-        if let option = Invocation.remoteOnly.first(where: { has($0) }) {
-            throw usageError("\(option.long) is for remote databases: give --url URL (or RTDB_URL) too, or leave it out")
-        }
-        let file = Invocation.databaseFile(option: dbFile)
-        if reading && !quiet && Diagnostics.stderrIsTerminal && !Invocation.exists(file) {
-            Diagnostics.note("the database file \(file) does not exist yet (nothing has been written to it)")
-        }
-        return EmbeddedDatabase(file: file, timeoutSeconds: try timeoutSeconds())
-    }
-
-    static func exists(_ file: String) -> Bool {
-        var st = stat()
-        return stat(file, &st) == 0
-    }
-
-    func remoteDatabase(_ url: String, timeoutSeconds: Double? = nil) throws -> RemoteDatabase {
-        let target = try RemoteTarget.parse(url, emulatorHost: Invocation.env("FIREBASE_DATABASE_EMULATOR_HOST"))
-        let credential = try Credential.resolve(
-            accessToken: value(Global.accessToken), auth: value(Global.auth), credentials: value(Global.credentials), env: Invocation.env,
-            readFile: { try readFile($0, limit: 1 << 20) },
-            cacheFolder: ServiceAccount.defaultCacheFolder(env: Invocation.env), now: RemoteDatabase.wallClock)
-        var caFile: String? = nil
-        if let f = try setting(Global.cacert) {
-            guard access(f, R_OK) == 0 else {
-                throw usageError("--cacert \(Limits.quote(f)): cannot read it: \(String(cString: strerror(errno)))")
-            }
-            caFile = f
-        }
-        return RemoteDatabase(target: target, credential: credential, timeoutSeconds: try timeoutSeconds ?? self.timeoutSeconds(), caFile: caFile)
     }
 
     func output(streaming: Bool = false) -> Output {

@@ -1,5 +1,5 @@
 import RTDBCore
-import RTDBOffline
+import RTDBNet
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -45,11 +45,11 @@ final class KeptStreams {
                 close(s.fd)
                 running[key] = nil
                 let pause = retry[key]?.pause ?? 1000
-                retry[key] = (OfflineClock.monotonicMillis() + Int64(Double(pause) * Double.random(in: 0.7...1.0)),
+                retry[key] = (monotonicMillis() + Int64(Double(pause) * Double.random(in: 0.7...1.0)),
                               min(30_000, pause * 13 / 10))
             }
         }
-        let now = OfflineClock.monotonicMillis()
+        let now = monotonicMillis()
         guard now - lastScan >= 1000 else { return }
         lastScan = now
         guard let kept = try? cache() else { return }
@@ -111,7 +111,7 @@ final class KeptStreams {
         if streams.isEmpty { return }
         for s in streams { close(s.fd) }
         var left = Set(streams.map { $0.pid })
-        let deadline = OfflineClock.monotonicMillis() + 3000
+        let deadline = monotonicMillis() + 3000
         while !left.isEmpty {
             for pid in left {
                 var status: Int32 = 0
@@ -119,7 +119,7 @@ final class KeptStreams {
                 if r == pid || (r < 0 && errno == ECHILD) { left.remove(pid) }
             }
             if left.isEmpty { break }
-            if OfflineClock.monotonicMillis() >= deadline {
+            if monotonicMillis() >= deadline {
                 for pid in left {
                     kill(pid, SIGTERM)
                     var status: Int32 = 0

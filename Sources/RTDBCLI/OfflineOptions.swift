@@ -4,19 +4,11 @@ import RTDBRemote
 /// The offline-cache settings of a remote command line (offline.md §2.1), read only for a
 /// remote target: a command on the embedded file never looks at them.
 struct OfflineOptions {
-    enum Mode: Equatable {
-        /// `--persist` alone: flush, ask the server, fall back to the cache.
-        case auto
-        /// `--offline`: never contact the server.
-        case offline
-        /// `--online`: the server is required, nothing stays queued.
-        case online
-    }
-
     static let defaultCacheSize = 10_485_760
     static let cacheSizeRange = 1_048_576...104_857_600
 
-    var mode: Mode
+    /// `--persist` alone: auto; `--offline`; `--online`.
+    var mode: CacheMode
     var file: String
     var cacheSize: Int
     var connectTimeoutSeconds: Double
@@ -31,7 +23,7 @@ struct OfflineOptions {
         let persist = forced || inv.has(Global.persist) || flag("RTDB_PERSIST") || cacheFile != nil || offline
         guard persist else { return nil }
         // (--offline with --online is refused by the parser: `Registry.globalExclusions`.)
-        let mode: Mode = inv.has(Global.online) ? .online : offline ? .offline : .auto
+        let mode: CacheMode = inv.has(Global.online) ? .online : offline ? .offline : .auto
         let size = try inv.setting(Global.cacheSize) ?? defaultCacheSize
         let connect = try inv.setting(Global.connectTimeout) ?? 3.0
         var command = try inv.value(Global.authCommand) ?? Invocation.env("RTDB_AUTH_COMMAND")

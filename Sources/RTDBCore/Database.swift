@@ -52,6 +52,25 @@ public protocol Database: AnyObject {
     /// them. By default the whole value is passed.
     func observe(_ path: Path, query: Query, idle: () throws -> Bool,
                  onChange: (_ value: Node, _ changedKeys: [String]?) throws -> Bool) throws
+
+    // What commands call (WriteReceipt.swift, WatchEvents.swift): each has a default built on
+    // the calls above, which a database that can queue writes or hold data in part (an offline
+    // cache) replaces.
+
+    /// Makes `write` and returns what it left: the values as stored, or how it waits.
+    func commit(_ write: Write) throws -> WriteReceipt
+    /// The value at `path` in `form`. With `partial`, a database that holds only part of it
+    /// answers with what it holds (`complete` false); without, that is an error.
+    func read(_ path: Path, as form: ReadForm, partial: Bool) throws -> ReadResult<Node>
+    /// As `query(_:_:)`, possibly in part (see `read(_:as:partial:)`).
+    func query(_ path: Path, _ query: Query, partial: Bool) throws -> ReadResult<[Node.Entry]>
+    /// As `observe(_:query:idle:onChange:)`, each view saying whether it is whole.
+    func observeViews(_ path: Path, query: Query, idle: () throws -> Bool,
+                      onChange: (ObservedView) throws -> Bool) throws
+    /// The database a transaction (`TransactionRunner`) runs on: the database itself, or where
+    /// a transaction must go instead (an offline cache sends it to the server, never queued),
+    /// reached first, waiting up to `waitSeconds` for it when given.
+    func transactions(waitSeconds: Double?) throws -> Database
 }
 
 extension Database {
@@ -156,7 +175,7 @@ public enum TransactionRunner {
         var current = try db.get(path)
         var attempts = 0
         while attempts < maxAttempts {
-            if let lockAfter, attempts >= lockAfter, let locking = db as? LockingDatabase {
+            if let lockAfter, attempts >= lockAfter, let locking = db.capability(LockingDatabase.self) {
                 return try locking.whileLocked {
                     attempts += 1
                     switch try attempt(db, path, try db.get(path), attempts, update) {

@@ -46,13 +46,9 @@ public final class EmbeddedDatabase: Database {
     var batchOpen = false
     /// Inside `reapDeadSessions` (Sessions.swift): its own writes do not reap again.
     var reaping = false
-    /// Set by `attachCache`: this handle owns the offline cache of that database (CacheStore.swift).
-    var cacheIdentity: (url: String, namespace: String)? = nil
-    /// The cache's `cache_meta` was checked against `cacheIdentity`.
-    var cacheVerified = false
-    /// The offline cache's size limit (`--cache-size`); when set, storing server data counts
-    /// towards the automatic purge check (CachePolicy.swift).
-    public var cacheLimit: Int? = nil
+    /// The module that keeps tables of its own in this file, told when this handle starts
+    /// writing and when its sessions end (Companion.swift).
+    public var companion: FileCompanion? = nil
     /// The `changes` table is known to exist (ChangeFeed.swift).
     var changesTableReady = false
     /// The file has the `priorities` table (schema version 2 or later).
@@ -169,8 +165,7 @@ public final class EmbeddedDatabase: Database {
                 }
             }
             try FileMark.mark(c)
-            // An offline cache is written only through its own handle (CacheStore.swift).
-            try checkCacheOnWrite(c)
+            try openWriterForCompanion(c)
             hasSchema = true
             hasPriorityTable = true
             writerReady = true
@@ -178,58 +173,6 @@ public final class EmbeddedDatabase: Database {
             reapOnOpen()
         }
         return c
-    }
-
-    /// Schema version 1: the leaves and the write log.
-    static func createSchemaVersion1(_ c: Connection) throws {
-        try c.exec("""
-            CREATE TABLE IF NOT EXISTS data(path TEXT PRIMARY KEY, v) WITHOUT ROWID;
-            CREATE TABLE IF NOT EXISTS log(seq INTEGER PRIMARY KEY AUTOINCREMENT, paths TEXT NOT NULL);
-            PRAGMA user_version=1;
-            """)
-    }
-
-    /// Schema version 2: priorities, one row per node that has one (path encoded as in `data`).
-    /// Existing data keeps its rows; a version-1 file simply had no priorities.
-    static func migrateToSchemaVersion2(_ c: Connection) throws {
-        try c.exec("""
-            CREATE TABLE IF NOT EXISTS priorities(path TEXT PRIMARY KEY, p) WITHOUT ROWID;
-            PRAGMA user_version=2;
-            """)
-    }
-
-    /// Schema version 3: the paths of `data` and `priorities` become `StorageKey` blobs, so
-    /// that storage order is Firebase's key order (every row is copied once, re-encoded), and
-    /// the tables of persistent indexes (Indexes.swift) are added, empty.
-    static func migrateToSchemaVersion3(_ c: Connection) throws {
-        try c.exec("""
-            ALTER TABLE main.data RENAME TO data_v2;
-            ALTER TABLE main.priorities RENAME TO priorities_v2;
-            CREATE TABLE main.data(path BLOB PRIMARY KEY, v) WITHOUT ROWID;
-            CREATE TABLE main.priorities(path BLOB PRIMARY KEY, p) WITHOUT ROWID;
-            CREATE TABLE main.indexes(id INTEGER PRIMARY KEY, location TEXT NOT NULL, child TEXT NOT NULL);
-            CREATE TABLE main.index_entries(ix INTEGER NOT NULL, parent BLOB NOT NULL, entry BLOB NOT NULL,
-                                            PRIMARY KEY(ix, parent, entry)) WITHOUT ROWID;
-            """)
-        try copyReencoded(c, from: "main.data_v2", to: "main.data", column: "v")
-        try copyReencoded(c, from: "main.priorities_v2", to: "main.priorities", column: "p")
-        try c.exec("""
-            DROP TABLE main.data_v2;
-            DROP TABLE main.priorities_v2;
-            PRAGMA user_version=3;
-            """)
-    }
-
-    /// Copies the rows of a table with `/`-joined text paths into one keyed by `StorageKey`.
-    static func copyReencoded(_ c: Connection, from old: String, to new: String, column: String) throws {
-        let read = try c.statement("SELECT path, \(column) FROM \(old)")
-        defer { read.reset() }
-        let write = try c.statement("INSERT OR REPLACE INTO \(new)(path, \(column)) VALUES(?1, ?2)")
-        while try read.step() {
-            write.bind(1, blob: StorageKey.fromLegacy(read.bytes(0)))
-            sqlite3_bind_value(write.handle, 2, sqlite3_column_value(read.handle, 1))
-            try write.run()
-        }
     }
 
     /// Opens the file and accepts it only when it is one of rtdb's (see `FileMark`), before

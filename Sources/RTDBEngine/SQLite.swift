@@ -83,10 +83,11 @@ private let busyHandler: @convention(c) (UnsafeMutableRawPointer?, Int32) -> Int
     return 1
 }
 
-/// One SQLite connection; closed by its owner's deinit.
-final class Connection {
+/// One SQLite connection; closed by its owner's deinit. Other modules get it only inside a
+/// transaction the database runs (`FileTransaction`), never to keep.
+public final class Connection {
     let handle: OpaquePointer
-    let file: String
+    public let file: String
     private let busy: BusyState
     private var statements: [String: Statement] = [:]
 
@@ -121,13 +122,13 @@ final class Connection {
     }
 
     /// Runs statements that return no rows of interest.
-    func exec(_ sql: String) throws {
+    public func exec(_ sql: String) throws {
         let rc = sqlite3_exec(handle, sql, nil, nil, nil)
         if rc != SQLITE_OK { throw error(rc, sql: sql) }
     }
 
     /// A cached prepared statement, reset and with bindings cleared.
-    func statement(_ sql: String) throws -> Statement {
+    public func statement(_ sql: String) throws -> Statement {
         if let s = statements[sql] {
             s.reset()
             return s
@@ -141,13 +142,13 @@ final class Connection {
     }
 
     /// A single integer from a one-row query (e.g. a pragma).
-    func integer(_ sql: String) throws -> Int64? {
+    public func integer(_ sql: String) throws -> Int64? {
         let s = try statement(sql)
         defer { s.reset() }
         return try s.step() ? s.int(0) : nil
     }
 
-    func text(_ sql: String) throws -> String? {
+    public func text(_ sql: String) throws -> String? {
         let s = try statement(sql)
         defer { s.reset() }
         return try s.step() ? s.string(0) : nil
@@ -163,11 +164,17 @@ final class Connection {
     }
 
     /// False while a transaction is open on this connection.
-    var autocommit: Bool { sqlite3_get_autocommit(handle) != 0 }
+    public var autocommit: Bool { sqlite3_get_autocommit(handle) != 0 }
+
+    /// The rowid of the last row this connection inserted.
+    public var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
+
+    /// How many rows the last statement changed.
+    public var changes: Int { Int(sqlite3_changes(handle)) }
 }
 
 /// A prepared statement, finalized by deinit.
-final class Statement {
+public final class Statement {
     let handle: OpaquePointer
     unowned let connection: Connection
 
@@ -178,14 +185,14 @@ final class Statement {
 
     deinit { sqlite3_finalize(handle) }
 
-    func reset() {
+    public func reset() {
         sqlite3_reset(handle)
         sqlite3_clear_bindings(handle)
     }
 
     /// Steps once: true when a row is available, false when done.
     @inline(__always)
-    func step() throws -> Bool {
+    public func step() throws -> Bool {
         let rc = sqlite3_step(handle)
         if rc == SQLITE_ROW { return true }
         if rc == SQLITE_DONE { return false }
@@ -195,12 +202,12 @@ final class Statement {
     }
 
     /// Runs to completion.
-    func run() throws {
+    public func run() throws {
         while try step() {}
         sqlite3_reset(handle)
     }
 
-    func bind(_ i: Int32, text: String) {
+    public func bind(_ i: Int32, text: String) {
         var t = text
         t.withUTF8 { buf in
             _ = sqlite3_bind_text(handle, i, textPointer(buf),
@@ -223,11 +230,19 @@ final class Statement {
         blob.withUnsafeBufferPointer { bind(i, blob: $0) }
     }
 
-    func bind(_ i: Int32, int: Int64) { sqlite3_bind_int64(handle, i, int) }
+    public func bind(_ i: Int32, int: Int64) { sqlite3_bind_int64(handle, i, int) }
 
-    func int(_ col: Int32) -> Int64 { sqlite3_column_int64(handle, col) }
+    public func bindNull(_ i: Int32) { sqlite3_bind_null(handle, i) }
 
-    func string(_ col: Int32) -> String {
+    public func int(_ col: Int32) -> Int64 { sqlite3_column_int64(handle, col) }
+
+    /// True when the column holds NULL.
+    public func isNull(_ col: Int32) -> Bool { sqlite3_column_type(handle, col) == SQLITE_NULL }
+
+    /// The column as text, nil when it holds NULL.
+    public func optionalString(_ col: Int32) -> String? { isNull(col) ? nil : string(col) }
+
+    public func string(_ col: Int32) -> String {
         let n = Int(sqlite3_column_bytes(handle, col))
         guard let p = sqlite3_column_text(handle, col) else { return "" }
         return String(decoding: UnsafeBufferPointer(start: p, count: n), as: UTF8.self)

@@ -35,9 +35,9 @@ public final class EmbeddedSession {
     let lockPath: String
     var lockFD: Int32
     /// The disconnect operations, kept in memory only to report them.
-    public let operations: [EmbeddedDatabase.DisconnectOperation]
+    public let operations: [DisconnectOperation]
 
-    init(id: String, lockPath: String, lockFD: Int32, operations: [EmbeddedDatabase.DisconnectOperation]) {
+    init(id: String, lockPath: String, lockFD: Int32, operations: [DisconnectOperation]) {
         self.id = id
         self.lockPath = lockPath
         self.lockFD = lockFD
@@ -48,40 +48,32 @@ public final class EmbeddedSession {
 }
 
 extension EmbeddedDatabase {
-    /// One operation registered to run when a session ends.
-    public enum DisconnectOperation: Sendable {
-        case set(Path, Node)
-        case update(Path, [(path: Path, value: Node)])
-        case remove(Path)
-
-        public var kind: String {
-            switch self {
-            case .set: return "set"
-            case .update: return "update"
-            case .remove: return "remove"
-            }
-        }
-
-        public var path: Path {
-            switch self {
-            case .set(let p, _), .update(let p, _), .remove(let p): return p
-            }
-        }
-    }
-
     /// The folder of the session lock files.
     public var sessionsFolder: String { file + ".sessions" }
 
     /// A new push key (for `--presence`: the key of this connection's child).
     public func newPushKey() -> String { pushIDs.next(now: clock()) }
 
-    /// Starts a session: takes its lock, then records it and its operations in one transaction.
-    ///
-    /// On an offline cache (a handle with `attachCache`) the operations are for the remote
-    /// database (`rtdb session --client-side`): `principal` (see `appendWrite`) is recorded with
-    /// them, and ending or reaping the session queues them as one write instead of applying
-    /// them to the cached tree.
-    public func beginSession(_ operations: [DisconnectOperation], principal: String? = nil) throws -> EmbeddedSession {
+    /// True while the session `id` is alive: its lock file exists and another descriptor
+    /// cannot lock it (the holder, possibly this process, still does).
+    public func isLiveSession(_ id: String) -> Bool {
+        guard !id.contains("/") else { return false }
+        let fd = open(sessionsFolder + "/" + id + ".lock", O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        if flock(fd, LOCK_EX | LOCK_NB) == 0 {
+            flock(fd, LOCK_UN)
+            return false
+        }
+        return true
+    }
+
+    /// Starts a session: takes its lock, then records it and its operations in one transaction,
+    /// in which `recording` (given the session's id) may record more in a companion's tables.
+    /// What happens to the operations when the session ends is the companion's to decide, if
+    /// the handle has one (`FileCompanion.sessionEnding`); otherwise they are applied.
+    public func beginSession(_ operations: [DisconnectOperation],
+                             recording: ((FileTransaction, String) throws -> Void)? = nil) throws -> EmbeddedSession {
         // Creates the file (and its folder) first; a new file's switch to WAL can meet another
         // process doing the same, which SQLite reports as busy without waiting: retried.
         _ = try retryingWhileBusy { try writeConnection() }
@@ -117,12 +109,7 @@ extension EmbeddedDatabase {
                 row.bind(3, int: Int64(getpid()))
                 row.bind(4, int: clock())
                 try row.run()
-                if let principal, cacheIdentity != nil {
-                    let p = try c.statement("INSERT INTO cache_session_principals(session_id, principal) VALUES(?1, ?2)")
-                    p.bind(1, text: id)
-                    p.bind(2, text: principal)
-                    try p.run()
-                }
+                try recording?(FileTransaction(db: self, connection: c), id)
                 let op = try c.statement("INSERT INTO rtdb_ondisconnect(session_id, seq, kind, path, data) VALUES(?1, ?2, ?3, ?4, ?5)")
                 for (i, o) in operations.enumerated() {
                     op.reset()
@@ -166,7 +153,7 @@ extension EmbeddedDatabase {
     /// Ends a session without running its operations (nothing it registered them for was
     /// written): deletes its rows, then removes its lock file.
     public func abandonSession(_ session: EmbeddedSession) throws {
-        try writing { c in try deleteSessionRows(c, id: session.id, cache: try EmbeddedDatabase.isCacheFile(c)) }
+        try writing { c in try deleteSessionRows(c, id: session.id) }
         release(session)
     }
 
@@ -177,18 +164,14 @@ extension EmbeddedDatabase {
         session.lockFD = -1
     }
 
-    /// Inside a write transaction: deletes the rows of session `id` (on a cache file also its
-    /// principal and its stream mark).
-    func deleteSessionRows(_ c: Connection, id: String, cache: Bool) throws {
-        var deletes = ["DELETE FROM rtdb_ondisconnect WHERE session_id = ?1", "DELETE FROM rtdb_sessions WHERE id = ?1"]
-        if cache {
-            deletes += ["DELETE FROM cache_session_principals WHERE session_id = ?1", "DELETE FROM cache_streams WHERE session_id = ?1"]
-        }
-        for sql in deletes {
+    /// Inside a write transaction: deletes the rows of session `id`, and tells the companion.
+    func deleteSessionRows(_ c: Connection, id: String) throws {
+        for sql in ["DELETE FROM rtdb_ondisconnect WHERE session_id = ?1", "DELETE FROM rtdb_sessions WHERE id = ?1"] {
             let d = try c.statement(sql)
             d.bind(1, text: id)
             try d.run()
         }
+        try companion?.sessionEnded(FileTransaction(db: self, connection: c), session: id)
     }
 
     static func createSessionTables(_ c: Connection) throws {
@@ -231,17 +214,13 @@ extension EmbeddedDatabase {
         }
         ops.reset()
         let entries = writes.update
-        let cache = try EmbeddedDatabase.isCacheFile(c)
         let applied: [(path: Path, value: Node)]
-        if cache {
-            // The operations are the remote database's: they join the write queue, unresolved,
-            // for the next flush to send (offline.md §2.9, --client-side).
+        if let companion, try companion.sessionEnding(FileTransaction(db: self, connection: c), session: id, writes: entries) {
             applied = entries
-            if !entries.isEmpty { try queueSessionWrites(c, id: id, entries) }
         } else {
             applied = entries.isEmpty ? [] : try applyUpdate(c, .root, entries)
         }
-        try deleteSessionRows(c, id: id, cache: cache)
+        try deleteSessionRows(c, id: id)
         return applied.map { $0.path }
     }
 
@@ -290,6 +269,6 @@ extension EmbeddedDatabase {
     static func hostName() -> String {
         var buf = [CChar](repeating: 0, count: 256)
         guard gethostname(&buf, buf.count - 1) == 0 else { return "" }
-        return String(cString: buf)
+        return String(decoding: buf.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 }

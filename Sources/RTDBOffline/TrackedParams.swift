@@ -1,5 +1,4 @@
 import RTDBCore
-import RTDBEngine
 import RTDBWire
 
 /// The canonical `params` of a tracked query (offline.md §1.2, §2.1): the query's REST
@@ -7,9 +6,12 @@ import RTDBWire
 /// order) is the default query of its location, `{}`. Equal queries give equal text, so the
 /// text is the query's identity in `cache_tracked_queries` and `cache_keep`.
 public enum TrackedParams {
+    /// The canonical params of a default query.
+    public static let defaultParams = "{}"
+
     public static func canonical(_ query: Query?) -> String {
         guard let query, query.start != nil || query.end != nil || query.limit != nil else {
-            return EmbeddedDatabase.defaultParams
+            return defaultParams
         }
         let params = RESTQuery.parameters(query).sorted { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }
         var out: [UInt8] = [UInt8(ascii: "{")]
@@ -25,7 +27,7 @@ public enum TrackedParams {
 
     /// The query back from its canonical params (nil for the default query).
     public static func query(_ params: String) throws -> Query? {
-        guard params != EmbeddedDatabase.defaultParams,
+        guard params != defaultParams,
               let entries = try JSONReader.parseEntries(params) else { return nil }
         let pairs: [(name: String, value: String)] = entries.compactMap { e in
             if case .string(let v) = e.node { return (e.key, v) }

@@ -149,9 +149,16 @@ public final class RemoteDatabase: Database {
     /// server cannot be reached (then no request of this process reached it).
     public func connect() throws { try client.prepare() }
 
-    /// The error an answer stands for (the same mapping every command uses).
-    public func error(for answer: HTTPClientResponse, what: String) -> RTDBError {
-        RemoteErrors.error(answer, target: target, what: what)
+    /// What an answer that is not a success stands for (the mapping every command uses).
+    public func failure(for answer: HTTPClientResponse, what: String) -> RemoteFailure {
+        RemoteErrors.failure(answer, target: target, what: what)
+    }
+
+    /// Another handle on the same database, with the same credential, certificates and
+    /// timeout, and a connection of its own.
+    public func sibling() -> RemoteDatabase {
+        RemoteDatabase(target: target, credential: credential, timeoutSeconds: timeoutMillis < 0 ? 0 : Double(timeoutMillis) / 1000,
+                       caFile: caFile, clock: clock)
     }
 
     /// The JSON body of a set for `value`, the same bytes `set` sends.

@@ -1,30 +1,73 @@
 import RTDBCore
 import RTDBWire
 
-/// The one mapping from an HTTP answer to the contract's error codes (issue item 7):
+/// What an HTTP answer that is not a success means, for every caller: a command reports
+/// `error`; the offline flusher acts on `kind` (a refusal reverts a queued write, a refused
+/// credential pauses the queue, anything else stops it until later).
+public struct RemoteFailure: Sendable {
+    public enum Kind: Sendable {
+        /// The server refused the request for what it holds (400, 403, 413, or 401 saying
+        /// "Permission denied", as Firebase answers a rules denial): sending it again cannot help.
+        case refused
+        /// 401 with other words: the credential itself (an expired or bad token) was refused;
+        /// the same request may succeed with a fresh one.
+        case credentialRefused
+        /// 412: the value changed since it was read (a conditional write).
+        case stale
+        /// 404, 429, 5xx and anything else: the server cannot take it now.
+        case unavailable
+    }
+
+    public var kind: Kind
+    /// The error a command reports.
+    public var error: RTDBError
+    /// The start of the body (400 bytes), in lower case: how a refused credential is told
+    /// from a rules denial, and quoted when a queue waits for a fresh credential.
+    public var bodyStart: String
+}
+
+/// The one mapping from an HTTP answer to the contract's error codes (cli.md §7):
 /// 401/403 → `permission_denied` (4); 400 → status 3 with the server's message, the code
-/// chosen by what the message is about (query, path, key, JSON, else data); 404 → `unavailable`
-/// (no such database); 412 → `not_committed`; 429, 5xx and anything else → `unavailable` (6).
-/// Messages quote the server's `{"error": …}` text (or the start of a body that is not JSON)
-/// and name the target without credentials.
-enum RemoteErrors {
-    static func error(_ r: HTTPClientResponse, target: RemoteTarget, what: String) -> RTDBError {
+/// chosen by what the message is about (query, path, key, JSON, else data); 413 → `too_large`;
+/// 404 → `unavailable` (no such database); 412 → `not_committed`; 429, 5xx and anything else →
+/// `unavailable` (6). Messages quote the server's `{"error": …}` text (or the start of a body
+/// that is not JSON) and name the target without credentials.
+public enum RemoteErrors {
+    public static func failure(_ r: HTTPClientResponse, target: RemoteTarget, what: String) -> RemoteFailure {
         let said = message(r.body)
         let suffix = said.map { ": \($0)" } ?? ""
+        let start = RemoteTarget.ascii(lowercased: String(decoding: r.body.prefix(400), as: UTF8.self))
+        let kind: RemoteFailure.Kind
+        let error: RTDBError
         switch r.status {
         case 401, 403:
-            return RTDBError(.permissionDenied, "\(target.display) refused \(what)\(suffix.isEmpty ? ": permission denied" : suffix)")
+            error = RTDBError(.permissionDenied, "\(target.display) refused \(what)\(suffix.isEmpty ? ": permission denied" : suffix)")
+            kind = r.status == 403 || start.contains("permission denied") ? .refused : .credentialRefused
         case 400:
-            return RTDBError(code(for: said ?? ""), "\(target.display) rejected \(what)\(suffix)")
+            error = RTDBError(code(for: said ?? ""), "\(target.display) rejected \(what)\(suffix)")
+            kind = .refused
         case 404:
-            return RTDBError(.unavailable, "\(target.display): no such database (404)\(suffix)")
+            error = RTDBError(.unavailable, "\(target.display): no such database (404)\(suffix)")
+            kind = .unavailable
         case 412:
-            return RTDBError(.notCommitted, "\(what) was not committed: the value changed\(suffix)")
+            error = RTDBError(.notCommitted, "\(what) was not committed: the value changed\(suffix)")
+            kind = .stale
+        case 413:
+            error = RTDBError(.tooLarge, "\(target.display) answered \(what) with status 413\(suffix)")
+            kind = .refused
         case 429:
-            return RTDBError(.unavailable, "\(target.display) is rate limiting requests (429)\(suffix)")
+            error = RTDBError(.unavailable, "\(target.display) is rate limiting requests (429)\(suffix)")
+            kind = .unavailable
         default:
-            return RTDBError(.unavailable, "\(target.display) answered \(what) with status \(r.status)\(suffix)")
+            error = RTDBError(.unavailable, "\(target.display) answered \(what) with status \(r.status)\(suffix)")
+            kind = .unavailable
         }
+        return RemoteFailure(kind: kind, error: error, bodyStart: start)
+    }
+
+    /// The error a command reports for the answer (`failure(_:target:what:).error`).
+    public static func error(_ r: HTTPClientResponse, target: RemoteTarget, what: String) -> RTDBError {
+        failure(r, target: target, what: what).error
     }
 
     /// The `error` field of a JSON error body, else the body's first line (at most 200 bytes).

@@ -273,7 +273,7 @@ extension RESTHandler {
                   rules.canWrite(principal: principal, now: now, data: data) else { throw RESTError.permissionDenied }
             return try commit(db, data, resolved)
         }
-        if let e = db as? EmbeddedDatabase { return try e.atomically(body) }
+        if let locking = db.capability(LockingDatabase.self) { return try locking.whileLocked(body) }
         return try body()
     }
 

@@ -15,6 +15,9 @@ public final class ServerNamespaces: NamespaceProvider {
     private var batched: [String: EmbeddedDatabase] = [:]
     /// The files the current request reached (set by `database(_:)` while batching).
     private(set) var touched: [String] = []
+    /// Called with each database file's handle as it is opened, before it is used (the CLI
+    /// gives it the companion that keeps it from writing into an offline cache).
+    public var prepare: ((EmbeddedDatabase) -> Void)? = nil
 
     public init(file: String, timeoutSeconds: Double) {
         self.file = file
@@ -55,6 +58,7 @@ public final class ServerNamespaces: NamespaceProvider {
             db = existing
         } else {
             db = EmbeddedDatabase(file: f, timeoutSeconds: timeoutSeconds)
+            prepare?(db)
             open[f] = db
         }
         if batching {

@@ -5,9 +5,6 @@ import RTDBEngine
 import RTDBRemote
 @testable import RTDBOffline
 
-private func path(_ s: String) -> Path { (try? Path(s)) ?? Path(validatedKeys: ["<<invalid test path>>"]) }
-private func json(_ s: String) -> Node { (try? JSONReader.parse(s)) ?? .string("<<invalid test JSON>>") }
-
 private func row(_ id: Int64, _ p: String, _ data: String, kind: QueuedWrite.Kind = .set, principal: String = "anonymous") -> QueuedWrite {
     let d: Node = kind == .update ? .object((try? JSONReader.parseEntries(data)) ?? nil ?? []) : json(data)
     return QueuedWrite(id: id, cmd: kind == .set ? "set" : "update", kind: kind, path: path(p), data: d, state: .pending,

@@ -1,6 +1,4 @@
 import RTDBCore
-import RTDBEngine
-import RTDBOffline
 
 /// `rtdb cache info|ls|prune|clear`: the state and upkeep of an offline cache (offline.md §2.7,
 /// §1.6). Never contacts the server.
@@ -38,39 +36,28 @@ enum CacheCommand {
         if inv.has(vacuum) && action != "prune" { throw inv.usageError("--vacuum goes with cache prune") }
         if inv.has(all) && action != "clear" { throw inv.usageError("--all goes with cache clear") }
         let db = try QueueCommand.cache(inv, command: "cache")
-        let cache = db.cache
-        let limit = cache.cacheLimit ?? 10_485_760
         let out = inv.output()
         switch action {
         case "info":
-            let i = try cache.cacheInfo()
-            try out.record([("file", .string(cache.file)), ("url", .string(db.remote.target.display)), ("bytes", .int(i.bytes)),
-                            ("limit", .int(limit)), ("queries", .int(i.queries)), ("complete", .int(i.complete)),
+            let i = try db.cacheInfo()
+            try out.record([("file", .string(i.file)), ("url", .string(i.url)), ("bytes", .int(i.bytes)),
+                            ("limit", .int(i.limit)), ("queries", .int(i.queries)), ("complete", .int(i.complete)),
                             ("kept", .int(i.kept)), ("pending", .int(i.pending)), ("rejected", .int(i.rejected)),
                             ("serverTimeOffset", i.serverTimeOffset.map { .int(Int($0)) } ?? .null)])
         case "ls":
-            let kept = try cache.keptQueries()
-            for q in try cache.trackedQueries() {
-                let isKept = kept.contains { $0.path.same(as: q.path) && $0.params == q.params }
-                try out.record([("path", .string(q.path.description)), ("query", KeepCommand.queryField(q.params)),
-                                ("complete", .bool(q.complete)), ("active", .bool(q.activeSession.map { cache.isLiveSession($0) } ?? false)),
-                                ("kept", .bool(isKept)), ("lastUse", .int(Int(q.lastUseMillis))), ("keys", .int(q.keys.count))])
+            for q in try db.trackedQueries() {
+                try out.record([("path", .string(q.query.path.description)), ("query", KeepCommand.queryField(q.query.params)),
+                                ("complete", .bool(q.complete)), ("active", .bool(q.active)),
+                                ("kept", .bool(q.kept)), ("lastUse", .int(Int(q.lastUseMillis))), ("keys", .int(q.keys))])
             }
         case "prune":
-            for p in try cache.pruneCache(limit: limit) {
+            for p in try db.prune(vacuum: inv.has(vacuum)) {
                 try out.record([("event", .string("pruned")), ("path", .string(p.path.description)), ("query", KeepCommand.queryField(p.params))])
             }
-            if inv.has(vacuum) { try cache.vacuumCache() }
         default:
-            var dropped: [QueuedWrite] = []
-            if inv.has(all) {
-                let lock = try QueueCommand.flushLock(inv, db)
-                defer { withExtendedLifetime(lock) {} }
-                dropped = try cache.clearWrites()
-            }
-            let n = try cache.clearCache()
-            for w in dropped { try out.record(QueueCommand.dropped(w)) }
-            try out.record([("event", .string("cleared")), ("queries", .int(n))])
+            let cleared = try db.clear(all: inv.has(all))
+            for w in cleared.dropped { try out.record(QueueCommand.dropped(w)) }
+            try out.record([("event", .string("cleared")), ("queries", .int(cleared.queries))])
         }
         try out.flush()
     }

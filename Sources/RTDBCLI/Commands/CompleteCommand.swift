@@ -20,7 +20,7 @@ enum CompleteCommand {
         let parentText = slash.map { String(prefix[..<$0]) } ?? ""
         let partial = slash.map { String(prefix[prefix.index(after: $0)...]) } ?? prefix
         guard let parent = try? Path(parentText) else { return }
-        guard let db = try? inv.database(), let shallow = try? db.shallow(parent) else { return }
+        guard let db = try? inv.database(cache: .never), let shallow = try? db.shallow(parent) else { return }
         let base = parent.isRoot ? "/" : parent.description + "/"
         var text = ""
         for e in shallow.children where e.key.utf8.starts(with: partial.utf8) {

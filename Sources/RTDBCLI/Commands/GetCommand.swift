@@ -24,28 +24,21 @@ enum GetCommand {
     static func run(_ inv: Invocation) throws {
         let path = try inv.path(inv.arguments(["PATH"])[0])
         let export = inv.has(GetCommand.export)
+        let db = try inv.database(reading: !path.isInfo)
+        let out = inv.output()
         if path.isInfo {
             // Client state, not data: answered without reading the database.
-            let info = try inv.offlineDatabase().map { try OfflineOutput.info(path, $0) } ?? InfoTree.value(path, inv.database())
-            let out = inv.output()
-            let value = inv.has(shallow) ? InfoTree.shallow(info) : info
+            let info = try InfoTree.value(path, inv.capability(ConnectionInfo.self, of: db))
+            let value = inv.has(shallow) ? info.shallowView : info
             if inv.has(Registry.rawOption) { try out.rawValue(value) } else { try out.value(value, export: export) }
             try out.flush()
             return
         }
-        if let offline = try inv.offlineDatabase() {
-            let r = try OfflineOutput.read(inv, offline, path, query: nil)
-            let value = inv.has(shallow) ? InfoTree.shallow(r.value) : r.value
-            let out = inv.output()
-            if inv.has(Registry.rawOption) { try out.rawValue(value) } else { try out.value(value, export: export) }
-            try out.flush()
-            if !r.complete { throw OfflineOutput.incomplete(path) }
-            return
-        }
-        let db = try inv.database(reading: true)
-        let value = inv.has(shallow) ? try db.shallow(path) : export ? try db.export(path) : try db.get(path)
-        let out = inv.output()
-        if inv.has(Registry.rawOption) { try out.rawValue(value) } else { try out.value(value, export: export) }
+        let form: ReadForm = inv.has(shallow) ? .shallow : export ? .export : .value
+        let r = try db.read(path, as: form, partial: inv.has(Registry.partialOption))
+        if inv.has(Registry.rawOption) { try out.rawValue(r.value) } else { try out.value(r.value, export: export) }
         try out.flush()
+        // Only an offline cache answers in part, and only with --partial.
+        if !r.complete { throw ReadResult<Node>.incomplete(path) }
     }
 }

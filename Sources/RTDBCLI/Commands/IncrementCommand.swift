@@ -23,16 +23,8 @@ enum IncrementCommand {
             default: throw RTDBError(.invalidData, "increment: DELTA must be a JSON number, not \(Limits.quote(args[1]))")
             }
         }
-        if let offline = try inv.offlineDatabase() {
-            let sv = Node.object([Node.Entry(".sv", .object([Node.Entry("increment", delta)]))])
-            try OfflineOutput.write(inv, offline, cmd: "increment", kind: .set, path: path, data: sv) { values in
-                [[("path", .string(path.description)), ("value", .node(values.first?.value ?? .null))]]
-            }
-            return
-        }
-        let value = try inv.database().increment(path, by: delta)
-        let out = inv.output(committed: path)
-        try out.record([("path", .string(path.description)), ("value", .node(value))])
-        try out.flush()
+        let receipt = try inv.database().commit(.increment(path, by: delta))
+        try inv.output(committed: path).report(receipt, [[("path", .string(path.description)),
+                                                         ("value", .node(receipt.values.first?.value ?? .null))]])
     }
 }

@@ -1,5 +1,4 @@
 import RTDBCore
-import RTDBEngine
 
 enum IndexCommand {
     static let spec = CommandSpec(
@@ -27,13 +26,13 @@ enum IndexCommand {
         switch action {
         case "list":
             _ = try inv.arguments(["ACTION"])
-            for d in try embedded(inv, reading: true).indexes() {
+            for d in try indexable(inv, reading: true).indexes() {
                 try out.record([("path", .string(d.location)), ("child", .string(d.childText))])
             }
         case "add", "remove":
             let args = try inv.arguments(["ACTION", "PATH", "CHILD"])
             let d = try IndexDefinition(location: args[1], child: args[2])
-            let db = try embedded(inv, reading: false)
+            let db = try indexable(inv, reading: false)
             let done = action == "add" ? try db.addIndex(d) : try db.removeIndex(d)
             try out.record([("path", .string(d.location)), ("child", .string(d.childText)),
                             (action == "add" ? "added" : "removed", .bool(done))])
@@ -43,10 +42,8 @@ enum IndexCommand {
         try out.flush()
     }
 
-    static func embedded(_ inv: Invocation, reading: Bool) throws -> EmbeddedDatabase {
-        guard let db = try inv.database(reading: reading) as? EmbeddedDatabase else {
-            throw RTDBError(.unsupported, "indexes belong to the embedded database; a remote database takes them from its rules (.indexOn)")
-        }
-        return db
+    static func indexable(_ inv: Invocation, reading: Bool) throws -> Indexable {
+        try inv.capability(Indexable.self, of: try inv.database(reading: reading, cache: .never),
+                           missing: RTDBError(.unsupported, "indexes belong to the embedded database; a remote database takes them from its rules (.indexOn)"))
     }
 }

@@ -1,6 +1,4 @@
 import RTDBCore
-import RTDBEngine
-import RTDBOffline
 
 /// `rtdb keep add|rm|ls`: kept locations and queries of an offline cache (offline.md §2.7), a
 /// keepSynced that persists across processes: `sync` refreshes them, a purge never drops them.
@@ -33,23 +31,15 @@ enum KeepCommand {
             }
             let path = try inv.path(args[0])
             let query = try QueryOptions.parse(inv)
-            let params = TrackedParams.canonical(query)
             let db = try QueueCommand.cache(inv, command: "keep")
             let out = inv.output()
             if action == "add" {
-                try db.cache.keep(path, params: params)
-                let filtered = params == EmbeddedDatabase.defaultParams ? nil : query
-                let complete: Bool
-                if db.mode == .offline {
-                    complete = try db.cache.cachedRead(path, params: params, now: db.estimatedServerTime()).complete
-                } else {
-                    complete = try db.read(path, query: filtered).complete
-                }
-                try out.record([("event", .string("kept")), ("path", .string(path.description)), ("query", queryField(params)),
+                let (kept, complete) = try db.keep(path, query: query)
+                try out.record([("event", .string("kept")), ("path", .string(path.description)), ("query", queryField(kept.params)),
                                 ("complete", .bool(complete))])
             } else {
-                let found = try db.cache.unkeep(path, params: params)
-                try out.record([("event", .string("unkept")), ("path", .string(path.description)), ("query", queryField(params)),
+                let (kept, found) = try db.unkeep(path, query: query)
+                try out.record([("event", .string("unkept")), ("path", .string(path.description)), ("query", queryField(kept.params)),
                                 ("found", .bool(found))])
             }
             try out.flush()
@@ -58,7 +48,7 @@ enum KeepCommand {
             if let o = Registry.queryOptions.first(where: { inv.has($0) }) { throw inv.usageError("keep ls takes no \(o.long)") }
             let db = try QueueCommand.cache(inv, command: "keep")
             let out = inv.output()
-            for k in try db.cache.keptQueries() {
+            for k in try db.keptQueries() {
                 try out.record([("path", .string(k.path.description)), ("query", queryField(k.params))])
             }
             try out.flush()

@@ -31,31 +31,11 @@ enum PushCommand {
             try WriteCheck.value(value, at: sample)
             values = [value]
         }
-        if let offline = try inv.offlineDatabase() {
-            // Keys are made here, so a resent write never adds a second child.
-            var ids = PushIDGenerator()
-            let now = offline.estimatedServerTime()
-            let items = values.map { Node.Entry(ids.next(now: now), $0) }
-            let lines: ([(path: Path, value: Node)]) -> [[(String, Field)]] = { answered in
-                items.map { item in
-                    let at = path.appending(item.key)
-                    let v = answered.first { $0.path.same(as: at) }?.value ?? item.node
-                    return [("path", .string(at.description)), ("key", .string(item.key)), ("value", .node(v))]
-                }
-            }
-            if items.count == 1, let only = items.first {
-                try OfflineOutput.write(inv, offline, cmd: "push", kind: .set, path: path.appending(only.key), data: only.node, lines: lines)
-            } else if !items.isEmpty {
-                try OfflineOutput.write(inv, offline, cmd: "push", kind: .update, path: path, data: .object(items), lines: lines)
-            }
-            return
-        }
-        let pushed = try inv.database().push(path, values)
-        let out = inv.output(committed: path)
-        for e in pushed {
-            try out.record([("path", .string(path.appending(e.key).description)), ("key", .string(e.key)), ("value", .node(e.node))])
-        }
-        try out.flush()
+        // One value per new child, `path/key`, in order.
+        let receipt = try inv.database().commit(.push(path, values))
+        try inv.output(committed: path).report(receipt, receipt.values.map { child in
+            [("path", .string(child.path.description)), ("key", .string(child.path.last ?? "")), ("value", .node(child.value))]
+        })
     }
 
     /// Parses and checks every line before anything is written.

@@ -20,18 +20,10 @@ enum QueryCommand {
     static func run(_ inv: Invocation) throws {
         let path = try inv.path(inv.arguments(["PATH"])[0])
         let query = try QueryOptions.parse(inv)
-        var incomplete = false
-        let entries: [Node.Entry]
-        if let offline = try inv.offlineDatabase() {
-            let r = try OfflineOutput.read(inv, offline, path, query: query)
-            entries = query.window(of: r.value)
-            incomplete = !r.complete
-        } else {
-            entries = try inv.database(reading: true).query(path, query)
-        }
+        let r = try inv.database(reading: true).query(path, query, partial: inv.has(Registry.partialOption))
         let out = inv.output()
         let raw = inv.has(Registry.rawOption)
-        for e in entries {
+        for e in r.value {
             if raw {
                 try out.rawValue(e.node)
             } else {
@@ -39,7 +31,8 @@ enum QueryCommand {
             }
         }
         try out.flush()
-        if incomplete { throw OfflineOutput.incomplete(path) }
+        // Only an offline cache answers in part, and only with --partial.
+        if !r.complete { throw ReadResult<[Node.Entry]>.incomplete(path) }
     }
 }
 

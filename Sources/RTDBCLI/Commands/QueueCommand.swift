@@ -1,6 +1,4 @@
 import RTDBCore
-import RTDBEngine
-import RTDBOffline
 
 enum QueueCommand {
     static let rejected = Flag("--rejected", "list the writes the server rejected (the last 100) instead")
@@ -28,12 +26,12 @@ enum QueueCommand {
         case nil:
             let rejected = inv.has(QueueCommand.rejected)
             if rejected {
-                for r in try db.cache.rejections() {
+                for r in try db.rejectedWrites() {
                     try out.record(fields(r.write, state: "rejected") + [("error", .string(r.code)), ("message", .string(r.message)),
                                                                         ("at", .int(Int(r.atMillis)))])
                 }
             } else {
-                for w in try db.cache.queuedWrites() { try out.record(fields(w, state: w.state.rawValue)) }
+                for w in try db.queuedWrites() { try out.record(fields(w, state: w.state.rawValue)) }
             }
         case "drop":
             if inv.has(rejected) { throw inv.usageError("queue drop: --rejected lists the log; it drops nothing") }
@@ -44,21 +42,22 @@ enum QueueCommand {
                 guard let n = Int64(t), n > 0 else { throw inv.usageError("queue drop: ID must be a positive whole number, not \(Limits.quote(t))") }
                 ids.append(n)
             }
-            let lock = try flushLock(inv, db)
-            defer { withExtendedLifetime(lock) {} }
-            // All named ids must be queued, or nothing is dropped.
-            for id in ids where try db.cache.queuedWrite(id: id) == nil {
-                throw RTDBError(.notFound, "queue drop: no queued write has id \(id); nothing was dropped")
-            }
-            for id in ids {
-                if let w = try db.cache.dropWrite(id: id) { try out.record(dropped(w)) }
+            // Under the flush lock, so that nothing is dropped from under a sender.
+            try db.withQueueLocked {
+                // All named ids must be queued, or nothing is dropped.
+                for id in ids where try db.queuedWrite(id: id) == nil {
+                    throw RTDBError(.notFound, "queue drop: no queued write has id \(id); nothing was dropped")
+                }
+                for id in ids {
+                    if let w = try db.dropWrite(id: id) { try out.record(dropped(w)) }
+                }
             }
         case "clear":
             if inv.positionals.count > 1 { throw inv.usageError("queue clear: unexpected argument \(Limits.quote(inv.positionals[1]))") }
             if inv.has(rejected) { throw inv.usageError("queue clear: --rejected lists the log; it clears nothing") }
-            let lock = try flushLock(inv, db)
-            defer { withExtendedLifetime(lock) {} }
-            for w in try db.cache.clearWrites() { try out.record(dropped(w)) }
+            try db.withQueueLocked {
+                for w in try db.clearWrites() { try out.record(dropped(w)) }
+            }
         case let other?:
             throw inv.usageError("queue: unknown action \(Limits.quote(other)); use drop or clear, or none to list")
         }
@@ -75,19 +74,9 @@ enum QueueCommand {
         [("event", .string("dropped")), ("id", .int(Int(w.id))), ("path", .string(w.path.description))]
     }
 
-    /// The flush lock, so that nothing is dropped from under a flusher (waits up to --timeout).
-    static func flushLock(_ inv: Invocation, _ db: OfflineDatabase) throws -> FlushLock {
-        guard let lock = try FlushLock.acquire(cacheFile: db.cache.file, seconds: try inv.timeoutSeconds(), keepWaiting: { true }) else {
-            throw RTDBError(.timeout, "another rtdb process is sending the queued writes of \(db.cache.file); try again")
-        }
-        return lock
-    }
-
     /// The offline cache the command line names, else a usage error.
-    static func cache(_ inv: Invocation, command: String) throws -> OfflineDatabase {
-        guard let db = try inv.offlineDatabase(patient: command == "sync") else {
-            throw inv.usageError("\(command) works on an offline cache: give --url URL with --persist (or --cache FILE)")
-        }
-        return db
+    static func cache(_ inv: Invocation, command: String) throws -> CacheControl {
+        try inv.capability(CacheControl.self, of: try inv.cachedDatabase(patient: command == "sync"),
+                           missing: inv.usageError("\(command) works on an offline cache: give --url URL with --persist (or --cache FILE)"))
     }
 }

@@ -12,15 +12,7 @@ enum RemoveCommand {
     static func run(_ inv: Invocation) throws {
         let path = try inv.path(inv.arguments(["PATH"])[0])
         try WriteCheck.writable(path)
-        if let offline = try inv.offlineDatabase() {
-            try OfflineOutput.write(inv, offline, cmd: "remove", kind: .set, path: path, data: .null) { _ in
-                [[("path", .string(path.description)), ("value", .null)]]
-            }
-            return
-        }
-        _ = try inv.database().set(path, .null)
-        let out = inv.output(committed: path)
-        try out.record([("path", .string(path.description)), ("value", .null)])
-        try out.flush()
+        let receipt = try inv.database().commit(.remove(path))
+        try inv.output(committed: path).report(receipt, [[("path", .string(path.description)), ("value", .null)]])
     }
 }

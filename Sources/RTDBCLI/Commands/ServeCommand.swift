@@ -1,5 +1,4 @@
 import RTDBCore
-import RTDBEngine
 import RTDBServer
 import RTDBNet
 import RTDBRules
@@ -107,6 +106,7 @@ enum ServeCommand {
             namespaces = ServerNamespaces(file: file, timeoutSeconds: timeout)
             where_ = #","db":"# + quoted(file)
         }
+        namespaces.prepare = Invocation.preparePlainFile
         let server: Server
         do {
             server = try Server(options: options, namespaces: namespaces, watchFolder: folder.isEmpty ? "/" : folder,

@@ -1,6 +1,4 @@
 import RTDBCore
-import RTDBEngine
-import RTDBRemote
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -68,14 +66,6 @@ enum SessionCommand {
 
     static let operationOptions = [onDisconnectSet, onDisconnectUpdate, onDisconnectRemove, onConnectSet, presence, lastOnline]
 
-    /// What the command line asks for, checked before anything is written.
-    enum Step {
-        case register(EmbeddedDatabase.DisconnectOperation)
-        case connectSet(Path, Node)
-        case presence(Path)
-        case lastOnline(Path)
-    }
-
     static func run(_ inv: Invocation) throws {
         var command: [String] = []
         if let cut = inv.beforeDashDash {
@@ -86,86 +76,69 @@ enum SessionCommand {
             throw inv.usageError("session: unexpected argument \(Limits.quote(first)); a command to run goes after --")
         }
         let steps = try parseSteps(inv)
-        let transport = try inv.value(SessionCommand.transport) ?? .realtime
-        let db = try inv.database()
-        if let remote = db as? RemoteDatabase {
-            return try RemoteSession.run(inv, remote, steps: steps, command: command, rest: transport == .rest)
-        }
-        guard let embedded = db as? EmbeddedDatabase else {
-            throw RTDBError(.unsupported, "session: this database cannot hold a session; nothing was registered")
-        }
-        if let option = [clientSide.spec, SessionCommand.transport.spec].first(where: { inv.has($0) }) {
-            throw inv.usageError("\(option.long) is for remote databases (--url): on the database file the session lock runs the writes")
-        }
+        let transport = try inv.value(SessionCommand.transport)
+        // --client-side keeps the writes in the remote database's offline cache; otherwise the
+        // database holds them (the session lock of the file, or the server).
+        let keepsItsWrites = inv.has(clientSide)
+        let db = try inv.database(cache: keepsItsWrites ? .always : .never)
+        let host = try inv.capability(SessionHost.self, of: db,
+                                      missing: RTDBError(.unsupported, "session: this database cannot hold a session; nothing was registered"))
+        let session = try host.openSession(SessionOptions(clientSide: keepsItsWrites,
+                                                          transport: transport.map { $0 == .rest ? .rest : .realtime },
+                                                          heldForCommand: !command.isEmpty))
         let events = try EventSink(inv, file: inv.value(SessionCommand.events), toStdout: command.isEmpty && !inv.quiet)
         // From here SIGINT and SIGTERM end the session cleanly (its writes run).
         Interruption.install()
-
-        // The registration: presence keys are chosen now, so that the removal of the child is
-        // registered before the child is written.
-        let (operations, writes) = plan(steps, newKey: embedded.newPushKey)
-        let session = try embedded.beginSession(operations)
+        var held: HeldCommand? = nil
         var status: Int32 = 0
-        do {
-            // The lines follow the writes: once `connected` is printed, the on-connect writes
-            // (a presence child) are in the database for every reader.
-            var lines: [[(String, Field)]] = [[("event", .string("connected")), ("session", .string(session.id))]]
-            lines += operations.map(registeredLine)
-            do {
-                for (p, v) in writes {
-                    lines.append(setLine(p, try embedded.set(p, v)))
-                }
-            } catch {
-                for l in lines { try events.line(l) }
-                throw error
+        try session.hold(steps, events: { event in
+            if let line = line(event) { try events.line(line) }
+        }, started: {
+            if !command.isEmpty { held = try HeldCommand(command) }
+        }, keepGoing: { wait in
+            guard var h = held else { return waitForSignal(millis: wait) }
+            defer { held = h }
+            if let s = try h.exited() {
+                status = s
+                return false
             }
-            for l in lines { try events.line(l) }
-            if command.isEmpty {
-                waitForSignal()
-            } else {
-                status = try runCommand(command)
-            }
-        } catch {
-            _ = try? embedded.endSession(session)
-            throw error
-        }
-        try embedded.endSession(session)
-        try events.line([("event", .string("ended"))])
+            // Polled for CMD's exit: at most 50 ms at a time.
+            var p = pollfd(fd: Interruption.readFD, events: Int16(POLLIN), revents: 0)
+            let watchSignals = Interruption.readFD >= 0 && !h.forwarded && Interruption.pending() == nil
+            if wait != 0 { _ = poll(&p, watchSignals ? 1 : 0, Int32(wait < 0 ? 50 : min(wait, 50))) }
+            return true
+        })
         if status != 0 { throw ExitStatus(status) }
     }
 
-    /// The operations to register and the on-connect writes to make after them, for one
-    /// connection: each --presence gets a new child key, whose removal is registered before the
-    /// child is written.
-    static func plan(_ steps: [Step], newKey: () -> String) -> (operations: [EmbeddedDatabase.DisconnectOperation], writes: [(Path, Node)]) {
-        var operations: [EmbeddedDatabase.DisconnectOperation] = []
-        var writes: [(Path, Node)] = []
-        for step in steps {
-            switch step {
-            case .register(let op): operations.append(op)
-            case .connectSet(let p, let v): writes.append((p, v))
-            case .presence(let p):
-                let child = p.appending(newKey())
-                operations.append(.remove(child))
-                writes.append((child, .bool(true)))
-            case .lastOnline(let p):
-                operations.append(.set(p, .object([Node.Entry(".sv", .string("timestamp"))])))
+    /// The event line of what happened to the session (nil: said on stderr instead).
+    static func line(_ event: SessionEvent) -> [(String, Field)]? {
+        switch event {
+        case .connected(let id):
+            return [("event", .string("connected")), ("session", .string(id))]
+        case .registered(let op):
+            return [("event", .string("registered")), ("op", .string(op.kind)), ("path", .string(op.path.description))]
+        case .set(let path, let value, let queued):
+            var line: [(String, Field)] = [("event", .string("set")), ("path", .string(path.description)), ("value", .node(value))]
+            if let queued {
+                line += [("queued", .bool(true)), ("id", .int(Int(queued.id))), ("reason", .string(queued.reason.rawValue))]
             }
+            return line
+        case .disconnected:
+            return [("event", .string("disconnected"))]
+        case .ended(let queued):
+            var line: [(String, Field)] = [("event", .string("ended"))]
+            if let queued { line += [("queued", .bool(true)), ("reason", .string(queued.rawValue))] }
+            return line
+        case .note(let message):
+            Diagnostics.note(message)
+            return nil
         }
-        return (operations, writes)
-    }
-
-    static func registeredLine(_ op: EmbeddedDatabase.DisconnectOperation) -> [(String, Field)] {
-        [("event", .string("registered")), ("op", .string(op.kind)), ("path", .string(op.path.description))]
-    }
-
-    static func setLine(_ path: Path, _ value: Node) -> [(String, Field)] {
-        [("event", .string("set")), ("path", .string(path.description)), ("value", .node(value))]
     }
 
     /// The operations in command-line order, each checked (paths, values, updates).
-    static func parseSteps(_ inv: Invocation) throws -> [Step] {
-        var steps: [Step] = []
+    static func parseSteps(_ inv: Invocation) throws -> [SessionStep] {
+        var steps: [SessionStep] = []
         for (option, words) in inv.occurrences(of: operationOptions) {
             let long = option.long
             let path = try inv.path(words[0])
@@ -198,24 +171,19 @@ enum SessionCommand {
         }
     }
 
-    /// Without CMD: the session lasts until SIGINT or SIGTERM.
-    static func waitForSignal() {
-        while Interruption.pending() == nil {
-            var p = pollfd(fd: Interruption.readFD, events: Int16(POLLIN), revents: 0)
-            if Interruption.readFD < 0 { pause(); continue }
-            _ = poll(&p, 1, -1)
+    /// Without CMD the session lasts until SIGINT or SIGTERM: waits up to `millis` ms (-1: until
+    /// one comes); false once one has come.
+    static func waitForSignal(millis: Int) -> Bool {
+        if Interruption.pending() != nil { return false }
+        if millis != 0 {
+            if Interruption.readFD < 0 {
+                if millis < 0 { pause() } else { usleep(UInt32(millis) * 1000) }
+            } else {
+                var p = pollfd(fd: Interruption.readFD, events: Int16(POLLIN), revents: 0)
+                _ = poll(&p, 1, Int32(millis))
+            }
         }
-    }
-
-    /// Runs CMD with rtdb's stdin, stdout and stderr until it exits; SIGINT and SIGTERM sent to
-    /// rtdb are passed on to it. Returns its exit status (128 + N when signal N ended it).
-    static func runCommand(_ argv: [String]) throws -> Int32 {
-        var held = try HeldCommand(argv)
-        while true {
-            if let status = try held.exited() { return status }
-            var p = pollfd(fd: Interruption.readFD, events: Int16(POLLIN), revents: 0)
-            _ = poll(&p, Interruption.readFD >= 0 && !held.forwarded ? 1 : 0, 50)
-        }
+        return Interruption.pending() == nil
     }
 
     /// CMD, started with rtdb's stdin, stdout and stderr; `exited` is polled.

@@ -20,15 +20,8 @@ enum SetCommand {
         try WriteCheck.writable(path)
         let value = try source.node()
         try WriteCheck.value(value, at: path)
-        if let offline = try inv.offlineDatabase() {
-            try OfflineOutput.write(inv, offline, cmd: "set", kind: .set, path: path, data: value) { values in
-                [[("path", .string(path.description)), ("value", .node(values.first?.value ?? .null))]]
-            }
-            return
-        }
-        let stored = try inv.database().set(path, value)
-        let out = inv.output(committed: path)
-        try out.record([("path", .string(path.description)), ("value", .node(stored))])
-        try out.flush()
+        let receipt = try inv.database().commit(.set(path, value))
+        try inv.output(committed: path).report(receipt, [[("path", .string(path.description)),
+                                                         ("value", .node(receipt.values.first?.value ?? .null))]])
     }
 }

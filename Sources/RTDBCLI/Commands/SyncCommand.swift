@@ -1,6 +1,5 @@
 import RTDBCore
-import RTDBEngine
-import RTDBOffline
+import RTDBNet
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -33,7 +32,7 @@ enum SyncCommand {
     static func run(_ inv: Invocation) throws {
         if let extra = inv.positionals.first { throw inv.usageError("sync: unexpected argument \(Limits.quote(extra))") }
         let db = try QueueCommand.cache(inv, command: "sync")
-        if db.mode == .offline { throw inv.usageError("sync contacts the server; it cannot run with --offline") }
+        if db.cacheMode == .offline { throw inv.usageError("sync contacts the server; it cannot run with --offline") }
         let out = inv.output(streaming: true)
         if inv.has(SyncCommand.follow) {
             try follow(inv, db, out)
@@ -57,7 +56,7 @@ enum SyncCommand {
         if stop == nil && !inv.has(writesOnly) {
             try refreshKept(db, out)
         }
-        let pending = try db.cache.queuedCount()
+        let pending = try db.queuedCount()
         try out.record([("event", .string("synced")), ("acked", .int(acked)), ("rejected", .int(rejected)), ("pending", .int(pending))])
         try out.flush()
         if let failure { throw failure }
@@ -65,7 +64,7 @@ enum SyncCommand {
 
     /// The line of one row's outcome: `acked` (with `"resent":true` when it went out before)
     /// or `rejected` with the error.
-    static func print(_ event: OfflineDatabase.Event, _ out: Output) throws {
+    static func print(_ event: FlushEvent, _ out: Output) throws {
         switch event {
         case .acked(let row, _, let resent):
             var fields: [(String, Field)] = [("event", .string("acked")), ("id", .int(Int(row.id))), ("path", .string(row.path.description))]
@@ -79,10 +78,8 @@ enum SyncCommand {
 
     /// Reads each kept location or query again (a plain read: an unchanged location costs a
     /// 304 thanks to its ETag).
-    static func refreshKept(_ db: OfflineDatabase, _ out: Output) throws {
-        for kept in try db.cache.keptQueries() {
-            let query = try TrackedParams.query(kept.params)
-            _ = try db.read(kept.path, query: query)
+    static func refreshKept(_ db: CacheControl, _ out: Output) throws {
+        try db.refreshKept { kept in
             try out.record([("event", .string("refreshed")), ("path", .string(kept.path.description)),
                             ("query", .node((try? JSONReader.parse(kept.params)) ?? .null))])
         }
@@ -90,11 +87,11 @@ enum SyncCommand {
 
     /// `--follow`: sends new rows as they appear; while the server cannot be reached, tries
     /// again after a growing pause (1 s, ×1.3, at most 30 s). Ends with 0 on SIGINT/SIGTERM.
-    static func follow(_ inv: Invocation, _ db: OfflineDatabase, _ out: Output) throws {
+    static func follow(_ inv: Invocation, _ db: CacheControl, _ out: Output) throws {
         Interruption.install()
         // One stream per kept location keeps it fresh in the cache while this runs.
         let streams = inv.has(writesOnly) ? nil
-            : KeptStreams(inv, url: try inv.value(Global.url) ?? Invocation.env("RTDB_URL") ?? "", cacheFile: db.cache.file)
+            : KeptStreams(inv, url: try inv.value(Global.url) ?? Invocation.env("RTDB_URL") ?? "", cacheFile: db.cacheFile)
         defer { streams?.stopAll() }
         var connected: Bool? = nil
         var retryMillis = 1000
@@ -102,17 +99,17 @@ enum SyncCommand {
         var refreshedOnConnect = false
         var lastProbe: Int64 = 0
         while Interruption.pending() == nil {
-            let now = OfflineClock.monotonicMillis()
+            let now = monotonicMillis()
             if now >= nextTry {
-                let pending = try db.cache.queuedCount()
+                let pending = try db.queuedCount()
                 var reached = true
                 if pending > 0 || connected != true || now - lastProbe >= 5000 {
                     lastProbe = now
                     let stop = try db.flush { try print($0, out) }
-                    if let stop, stop.reason == "offline" || stop.reason == "timeout" || stop.reason == "unavailable" { reached = false }
+                    if let stop, stop.reason == .offline || stop.reason == .timeout || stop.reason == .unavailable { reached = false }
                     if pending == 0 {
                         // Nothing to send: probe the server with a cheap read.
-                        reached = (try? db.remote.request("GET", .root, params: [("shallow", "true"), ("print", "silent")], idempotent: true)).map { $0.status < 500 && $0.status != 429 } ?? false
+                        reached = db.probeServer()
                     }
                 }
                 if reached {
@@ -135,7 +132,7 @@ enum SyncCommand {
                     retryMillis = min(30_000, Int(Double(retryMillis) * 1.3))
                 }
             }
-            streams?.tick { try db.cache.keptQueries().map { $0.path } }
+            streams?.tick { try db.keptQueries().map { $0.path } }
             usleep(50_000)
         }
     }

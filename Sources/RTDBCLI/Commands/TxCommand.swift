@@ -1,6 +1,4 @@
 import RTDBCore
-import RTDBEngine
-import RTDBOffline
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -68,18 +66,13 @@ enum TxCommand {
         let maxAttempts = try inv.value(maxRetries)
         let commandTimeout = try inv.value(TxCommand.commandTimeout)
         let waitSeconds = try inv.value(wait)
-        let offline = try inv.offlineDatabase()
-        let db: Database
-        if let offline {
-            try OfflineTx.reachServer(offline, waitSeconds: waitSeconds)
-            db = offline.remote
-        } else {
-            db = try inv.database()
-        }
+        // Through an offline cache a transaction is never queued (offline.md §2.8): it runs on
+        // the server once that can be reached (waiting up to --wait), its commit kept in the cache.
+        let db = try inv.database().transactions(waitSeconds: waitSeconds)
         // A database with a write lock (the embedded one) needs no bound: after a few stale
         // attempts CMD runs holding the lock, and that attempt cannot be stale. Elsewhere
         // Firebase's rule applies: 25 attempts in all.
-        let attemptBound = maxAttempts ?? (db is LockingDatabase ? Int.max : 25)
+        let attemptBound = maxAttempts ?? (inv.capability(LockingDatabase.self, of: db) != nil ? Int.max : 25)
         // From here SIGINT and SIGTERM stop CMD and end the command before anything commits.
         Interruption.install()
         try Interruption.check()
@@ -124,10 +117,6 @@ enum TxCommand {
         } catch let e as Interrupted {
             throw Interrupted(signal: e.signal, message: "tx: stopped by \(e.name); \(Limits.quote(command[0])) was stopped and nothing was committed")
         }
-        if let offline, outcome.committed {
-            // The committed value is what the server holds now.
-            try? offline.cache.storeServerAnswer(path, params: EmbeddedDatabase.defaultParams, value: outcome.value)
-        }
         let out = outcome.committed ? inv.output(committed: path) : inv.output()
         try out.record([("path", .string(path.description)), ("committed", .bool(outcome.committed)),
                         ("value", .node(outcome.value)), ("attempts", .int(outcome.attempts))])
@@ -138,34 +127,5 @@ enum TxCommand {
                 : "\(command[0]) aborted"
             throw RTDBError(.notCommitted, "transaction at \(path) not committed: \(why)")
         }
-    }
-}
-
-/// `tx` with an offline cache (offline.md §2.8): never queued, never persisted.
-enum OfflineTx {
-    /// Returns once the server can be reached (then the queued writes are sent first), or
-    /// throws `unavailable`/`timeout`: at once without `--wait`, else after that long of
-    /// retrying with a growing pause.
-    static func reachServer(_ db: OfflineDatabase, waitSeconds: Double?) throws {
-        if db.mode == .offline {
-            throw RTDBError(.unavailable, "tx: a transaction is never queued, so it cannot run with --offline")
-        }
-        let deadline = OfflineClock.monotonicMillis() + Int64((waitSeconds ?? 0) * 1000)
-        var pause: Int64 = 250
-        while true {
-            do {
-                try db.remote.connect()
-                break
-            } catch let e as RTDBError {
-                let now = OfflineClock.monotonicMillis()
-                guard waitSeconds != nil, now < deadline else {
-                    throw RTDBError(e.code == .timeout ? .timeout : .unavailable,
-                                    "tx: \(e.message); a transaction is never queued (--wait SECONDS waits for the server)")
-                }
-                usleep(UInt32(min(pause, deadline - now)) * 1000)
-                pause = min(pause * 2, 2000)
-            }
-        }
-        _ = try? db.flush()
     }
 }

@@ -1,5 +1,4 @@
 import RTDBCore
-import RTDBEngine
 
 enum UpdateCommand {
     static let file = Valued<String>("--file", value: "FILE", kind: .file, "read the JSON object from FILE (- reads stdin)")
@@ -26,19 +25,9 @@ enum UpdateCommand {
             throw RTDBError(.invalidData, "update needs a JSON object of relative paths")
         }
         let entries = try WriteCheck.update(raw, at: path)
-        if let offline = try inv.offlineDatabase(), !entries.isEmpty {
-            // (An empty update writes nothing: it is printed below without being queued.)
-            try OfflineOutput.write(inv, offline, cmd: "update", kind: .update, path: path,
-                                    data: EmbeddedDatabase.updateData(entries)) { values in
-                let relative = values.compactMap { v in path.relative(v.path).map { (path: $0, value: v.value) } }
-                return [[("path", .string(path.description)), ("value", .node(shown(relative)))]]
-            }
-            return
-        }
-        let applied = try inv.database().update(path, entries)
-        let out = inv.output(committed: path)
-        try out.record([("path", .string(path.description)), ("value", .node(shown(applied)))])
-        try out.flush()
+        let receipt = try inv.database().commit(.update(path, entries))
+        let relative = receipt.values.compactMap { v in path.relative(v.path).map { (path: $0, value: v.value) } }
+        try inv.output(committed: path).report(receipt, [[("path", .string(path.description)), ("value", .node(shown(relative)))]])
     }
 
     /// The update as printed: its keys (relative paths) in key order, server values resolved,

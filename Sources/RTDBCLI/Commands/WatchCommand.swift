@@ -1,5 +1,4 @@
 import RTDBCore
-import RTDBEngine
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -73,28 +72,12 @@ enum WatchCommand {
             stopOnFailure = try inv.value(execFail) == .stop
         }
         let sink = WatchSink(inv, path: path, command: command, raw: raw, count: remaining, stopOnFailure: stopOnFailure)
-        if !path.isInfo, let offline = try inv.offlineDatabase(), offline.mode != .online {
-            // With an offline cache (not --online): events from the cache, kept fresh by the
-            // stream. `/.info` is the connection's state, never cached.
-            installExitOnSignal()
-            try CachedWatch(inv, offline, path: path, query: query, childEvents: childEvents, changesOnly: changesOnly, sink: sink).run()
-            try sink.finish()
-            return
-        }
-        let db = try inv.database(reading: true)
-        // A reader of stdout that goes away ends the stream at once, not at the next beat.
-        (db as? EmbeddedDatabase)?.hangupFD = 1
+        // `/.info` is the connection's state, never cached: the server itself answers it.
+        let db = try inv.database(reading: true, watching: true, cache: path.isInfo ? .never : .asked)
         installExitOnSignal()
-        var previous: Node? = nil
-        try InfoWatch.observe(db, path, query: query, idle: stdoutIsOpen) { value, keys in
-            let events: [Event]
-            if let old = previous {
-                events = EventGenerator.changes(query: query, old: old, new: value, childEvents: childEvents, changedKeys: keys)
-            } else {
-                events = changesOnly ? [] : EventGenerator.initial(query: query, value: value, childEvents: childEvents)
-            }
-            previous = value
-            return try sink.deliver(events)
+        var events = WatchEvents(query: query, childEvents: childEvents, changesOnly: changesOnly)
+        try InfoWatch.observe(db, inv.capability(ConnectionInfo.self, of: db), path, query: query, idle: stdoutIsOpen) { view in
+            try sink.deliver(events.next(view))
         }
         try sink.finish()
     }

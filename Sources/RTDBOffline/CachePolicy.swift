@@ -1,13 +1,8 @@
-import CSQLite
 import RTDBCore
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import RTDBEngine
 
-/// What `rtdb cache info` reports about an offline cache (offline.md §2.7).
-public struct CacheInfo: Sendable {
+/// What `rtdb cache info` counts in the cache's tables (offline.md §2.7).
+public struct CacheCounts: Sendable {
     /// The estimate of the server cache's size: Σ(length(path) + length(value)) of its rows.
     public var bytes: Int
     public var queries: Int
@@ -18,12 +13,6 @@ public struct CacheInfo: Sendable {
     public var serverTimeOffset: Int64?
 }
 
-/// A tracked query removed by a purge round.
-public struct PrunedQuery: Sendable {
-    public var path: Path
-    public var params: String
-}
-
 /// Kept locations, active queries and the least-recently-used purge of an offline cache
 /// (offline.md §1.6, §2.7).
 ///
@@ -31,7 +20,7 @@ public struct PrunedQuery: Sendable {
 /// active in a live session (its session's lock is held), or data under the path of any
 /// tracked query that stays; data under no tracked query is never touched. The size is an
 /// estimate (as in the SDKs), so `bytes` ≤ `limit` after a purge holds for the estimate.
-extension EmbeddedDatabase {
+extension CacheStore {
     /// Above this many server-cache updates since the last check, the next update checks.
     public static let updatesPerCheck: Int64 = 1000
     /// A transaction that stored at least this many bytes checks at once.
@@ -44,24 +33,35 @@ extension EmbeddedDatabase {
     /// Records a kept query (`keep add`); false when it was kept already.
     @discardableResult
     public func keep(_ path: Path, params: String) throws -> Bool {
-        try writing { c in
-            let s = try c.statement("INSERT OR IGNORE INTO cache_keep(path, params) VALUES(?1, ?2)")
+        try db.writeTransaction { t in
+            let s = try t.connection.statement("INSERT OR IGNORE INTO cache_keep(path, params) VALUES(?1, ?2)")
             s.bind(1, text: path.description)
             s.bind(2, text: params)
             try s.run()
-            return sqlite3_changes(c.handle) > 0
+            return t.connection.changes > 0
         }
     }
 
     /// Forgets a kept query (`keep rm`); false when it was not kept.
     @discardableResult
     public func unkeep(_ path: Path, params: String) throws -> Bool {
-        try writing { c in
-            let s = try c.statement("DELETE FROM cache_keep WHERE path = ?1 AND params = ?2")
+        try db.writeTransaction { t in
+            let s = try t.connection.statement("DELETE FROM cache_keep WHERE path = ?1 AND params = ?2")
             s.bind(1, text: path.description)
             s.bind(2, text: params)
             try s.run()
-            return sqlite3_changes(c.handle) > 0
+            return t.connection.changes > 0
+        }
+    }
+
+    /// The kept locations and queries (`cache_keep`), in path order.
+    public func keptQueries() throws -> [CachedQuery] {
+        try reading([]) { t in
+            let s = try t.connection.statement("SELECT path, params FROM cache_keep ORDER BY path, params")
+            defer { s.reset() }
+            var out: [CachedQuery] = []
+            while try s.step() { out.append(CachedQuery(path: try Path(s.string(0)), params: s.string(1))) }
+            return out
         }
     }
 
@@ -70,14 +70,14 @@ extension EmbeddedDatabase {
     /// Marks the tracked query (`path`, `params`) active for `session` (a live watch), creating
     /// it incomplete when it is not tracked yet, and sets its last use to now.
     public func activateQuery(_ path: Path, params: String, session: String) throws {
-        try writing { c in
-            let s = try c.statement("""
+        try db.writeTransaction { t in
+            let s = try t.connection.statement("""
                 INSERT INTO cache_tracked_queries(path, params, last_use_ms, complete, active_session) VALUES(?1, ?2, ?3, 0, ?4)
                 ON CONFLICT(path, params) DO UPDATE SET last_use_ms = excluded.last_use_ms, active_session = excluded.active_session
                 """)
             s.bind(1, text: path.description)
             s.bind(2, text: params)
-            s.bind(3, int: clock())
+            s.bind(3, int: t.now())
             s.bind(4, text: session)
             try s.run()
         }
@@ -85,52 +85,31 @@ extension EmbeddedDatabase {
 
     /// Ends `session`'s activations: its queries become inactive, last used now.
     public func deactivateQueries(session: String) throws {
-        try writing { c in
-            let s = try c.statement("UPDATE cache_tracked_queries SET active_session = NULL, last_use_ms = ?2 WHERE active_session = ?1")
+        try db.writeTransaction { t in
+            let s = try t.connection.statement("UPDATE cache_tracked_queries SET active_session = NULL, last_use_ms = ?2 WHERE active_session = ?1")
             s.bind(1, text: session)
-            s.bind(2, int: clock())
+            s.bind(2, int: t.now())
             try s.run()
         }
-    }
-
-    /// True while the session `id` is alive: its lock file exists and another descriptor
-    /// cannot lock it (the holder, possibly this process, still does).
-    public func isLiveSession(_ id: String) -> Bool { sessionIsLive(id) }
-
-    func sessionIsLive(_ id: String) -> Bool {
-        guard !id.contains("/") else { return false }
-        let fd = open(sessionsFolder + "/" + id + ".lock", O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return false }
-        defer { close(fd) }
-        if flock(fd, LOCK_EX | LOCK_NB) == 0 {
-            flock(fd, LOCK_UN)
-            return false
-        }
-        return true
     }
 
     // MARK: info
 
     /// The size estimate and the counts `cache info` prints (zeros for a file without a cache).
-    public func cacheInfo() throws -> CacheInfo {
-        try readingCache(CacheInfo(bytes: 0, queries: 0, complete: 0, kept: 0, pending: 0, rejected: 0, serverTimeOffset: nil)) { c in
-            let offset: Int64?
+    public func counts() throws -> CacheCounts {
+        try reading(CacheCounts(bytes: 0, queries: 0, complete: 0, kept: 0, pending: 0, rejected: 0, serverTimeOffset: nil)) { t in
+            let c = t.connection
             let s = try c.statement("SELECT server_time_offset_ms FROM cache_meta WHERE id = 1")
-            if try s.step(), sqlite3_column_type(s.handle, 0) != SQLITE_NULL { offset = s.int(0) } else { offset = nil }
+            let offset: Int64? = try s.step() && !s.isNull(0) ? s.int(0) : nil
             s.reset()
-            return CacheInfo(bytes: try estimate(c),
-                             queries: Int(try c.integer("SELECT count(*) FROM cache_tracked_queries") ?? 0),
-                             complete: Int(try c.integer("SELECT count(*) FROM cache_tracked_queries WHERE complete = 1") ?? 0),
-                             kept: Int(try c.integer("SELECT count(*) FROM cache_keep") ?? 0),
-                             pending: Int(try c.integer("SELECT count(*) FROM cache_writes") ?? 0),
-                             rejected: Int(try c.integer("SELECT count(*) FROM cache_rejections") ?? 0),
-                             serverTimeOffset: offset)
+            return CacheCounts(bytes: try t.storedBytes(),
+                               queries: Int(try c.integer("SELECT count(*) FROM cache_tracked_queries") ?? 0),
+                               complete: Int(try c.integer("SELECT count(*) FROM cache_tracked_queries WHERE complete = 1") ?? 0),
+                               kept: Int(try c.integer("SELECT count(*) FROM cache_keep") ?? 0),
+                               pending: Int(try c.integer("SELECT count(*) FROM cache_writes") ?? 0),
+                               rejected: Int(try c.integer("SELECT count(*) FROM cache_rejections") ?? 0),
+                               serverTimeOffset: offset)
         }
-    }
-
-    /// Σ(length(path) + length(value)) over the server cache's rows.
-    func estimate(_ c: Connection) throws -> Int {
-        Int(try c.integer("SELECT coalesce(sum(length(path) + coalesce(length(v), 0)), 0) FROM data") ?? 0)
     }
 
     // MARK: purge
@@ -138,32 +117,32 @@ extension EmbeddedDatabase {
     /// Runs purge rounds while the estimate is above `limit` or more than 1000 queries are
     /// prunable (offline.md §1.6), returning the pruned queries, oldest first.
     @discardableResult
-    public func pruneCache(limit: Int) throws -> [PrunedQuery] {
-        try writing { c in
-            guard try EmbeddedDatabase.isCacheFile(c) else { return [] }
-            return try prune(c, limit: limit)
+    public func prune(limit: Int) throws -> [CachedQuery] {
+        try db.writeTransaction { t in
+            guard try CacheFile.isCacheFile(t) else { return [] }
+            return try prune(t, limit: limit)
         }
     }
 
     /// The purge rounds; `protect` names queries that are not prunable this time (the answer
     /// being stored). When the estimate stays above `limit`, the next store checks again.
-    func prune(_ c: Connection, limit: Int, protect: [(path: Path, params: String)] = []) throws -> [PrunedQuery] {
-        var pruned: [PrunedQuery] = []
+    func prune(_ t: FileTransaction, limit: Int, protect: [CachedQuery] = []) throws -> [CachedQuery] {
+        var pruned: [CachedQuery] = []
         defer {
-            let over = ((try? estimate(c)) ?? 0) > limit
-            try? c.exec("UPDATE cache_meta SET updates_since_check = \(over ? EmbeddedDatabase.updatesPerCheck + 1 : 0) WHERE id = 1")
+            let over = ((try? t.storedBytes()) ?? 0) > limit
+            try? t.connection.exec("UPDATE cache_meta SET updates_since_check = \(over ? CacheStore.updatesPerCheck + 1 : 0) WHERE id = 1")
         }
         while true {
-            let all = try tracked(c, where: nil)
-            let kept = try keptRows(c)
+            let all = try tracked(t, where: nil)
+            let kept = try keptRows(t)
             let prunable = all.filter { q in
                 !kept.contains { $0.path.same(as: q.path) && $0.params == q.params }
                     && !protect.contains { $0.path.same(as: q.path) && $0.params == q.params }
-                    && !(q.activeSession.map { sessionIsLive($0) } ?? false)
+                    && !(q.activeSession.map { db.isLiveSession($0) } ?? false)
             }.sorted { ($0.lastUseMillis, $0.id) < ($1.lastUseMillis, $1.id) }
             guard !prunable.isEmpty else { break }
-            guard try estimate(c) > limit || prunable.count > EmbeddedDatabase.maxPrunableKept else { break }
-            let keepCount = min(prunable.count * 8 / 10, EmbeddedDatabase.maxPrunableKept)
+            guard try t.storedBytes() > limit || prunable.count > CacheStore.maxPrunableKept else { break }
+            let keepCount = min(prunable.count * 8 / 10, CacheStore.maxPrunableKept)
             let doomed = Array(prunable.prefix(prunable.count - keepCount))
             let doomedIDs = Set(doomed.map { $0.id })
             // Paths whose data stays: every other tracked query, and every kept one.
@@ -171,26 +150,26 @@ extension EmbeddedDatabase {
             for q in doomed {
                 if staying.contains(where: { $0.contains(q.path) }) { continue }   // an ancestor (or the path) stays
                 let inner = staying.filter { q.path.contains($0) }
-                let saved = try inner.map { ($0, try read(c, $0)) }
-                try write(c, q.path, .null)
-                for (p, v) in saved where !v.isNull { try write(c, p, v) }
+                let saved = try inner.map { ($0, try t.read($0)) }
+                try t.write(q.path, .null)
+                for (p, v) in saved where !v.isNull { try t.write(p, v) }
             }
-            let del = try c.statement("DELETE FROM cache_tracked_queries WHERE id = ?1")
-            let delKeys = try c.statement("DELETE FROM cache_tracked_keys WHERE query_id = ?1")
+            let del = try t.connection.statement("DELETE FROM cache_tracked_queries WHERE id = ?1")
+            let delKeys = try t.connection.statement("DELETE FROM cache_tracked_keys WHERE query_id = ?1")
             for q in doomed {
                 del.reset(); del.bind(1, int: q.id); try del.run()
                 delKeys.reset(); delKeys.bind(1, int: q.id); try delKeys.run()
-                pruned.append(PrunedQuery(path: q.path, params: q.params))
+                pruned.append(CachedQuery(path: q.path, params: q.params))
             }
         }
         return pruned
     }
 
-    func keptRows(_ c: Connection) throws -> [(path: Path, params: String)] {
-        let s = try c.statement("SELECT path, params FROM cache_keep")
+    func keptRows(_ t: FileTransaction) throws -> [CachedQuery] {
+        let s = try t.connection.statement("SELECT path, params FROM cache_keep")
         defer { s.reset() }
-        var out: [(path: Path, params: String)] = []
-        while try s.step() { out.append((try Path(s.string(0)), s.string(1))) }
+        var out: [CachedQuery] = []
+        while try s.step() { out.append(CachedQuery(path: try Path(s.string(0)), params: s.string(1))) }
         return out
     }
 
@@ -198,13 +177,13 @@ extension EmbeddedDatabase {
     /// server cache: counts the update, and purges at once when more than 1000 updates were
     /// counted since the last check or this one stored 1 MiB or more. The queries just stored
     /// (`protect`) are spared this time, so an answer is never purged by its own store; while
-    /// the cache stays above the limit, the next store checks again. Needs `cacheLimit`.
-    func countCacheUpdate(_ c: Connection, bytes: Int, protect: [(path: Path, params: String)]) throws {
-        guard let limit = cacheLimit else { return }
-        try c.exec("UPDATE cache_meta SET updates_since_check = updates_since_check + 1 WHERE id = 1")
-        let count = try c.integer("SELECT updates_since_check FROM cache_meta WHERE id = 1") ?? 0
-        if count > EmbeddedDatabase.updatesPerCheck || bytes >= EmbeddedDatabase.bytesPerCheck {
-            _ = try prune(c, limit: limit, protect: protect)
+    /// the cache stays above the limit, the next store checks again. Needs `limit`.
+    func countCacheUpdate(_ t: FileTransaction, bytes: Int, protect: [CachedQuery]) throws {
+        guard let limit else { return }
+        try t.connection.exec("UPDATE cache_meta SET updates_since_check = updates_since_check + 1 WHERE id = 1")
+        let count = try t.connection.integer("SELECT updates_since_check FROM cache_meta WHERE id = 1") ?? 0
+        if count > CacheStore.updatesPerCheck || bytes >= CacheStore.bytesPerCheck {
+            _ = try prune(t, limit: limit, protect: protect)
         }
     }
 
@@ -214,24 +193,15 @@ extension EmbeddedDatabase {
     /// many queries were tracked. Queued writes and kept queries stay (`cache clear --all`
     /// drops the writes with `clearWrites()`, so that watchers see them reverted).
     public func clearCache() throws -> Int {
-        try writing { c in
-            guard try EmbeddedDatabase.isCacheFile(c) else { return 0 }
-            let n = Int(try c.integer("SELECT count(*) FROM cache_tracked_queries") ?? 0)
-            try write(c, .root, .null)
-            try c.exec("DELETE FROM cache_tracked_keys; DELETE FROM cache_tracked_queries; UPDATE cache_meta SET updates_since_check = 0")
+        try db.writeTransaction { t in
+            guard try CacheFile.isCacheFile(t) else { return 0 }
+            let n = Int(try t.connection.integer("SELECT count(*) FROM cache_tracked_queries") ?? 0)
+            try t.write(.root, .null)
+            try t.connection.exec("DELETE FROM cache_tracked_keys; DELETE FROM cache_tracked_queries; UPDATE cache_meta SET updates_since_check = 0")
             return n
         }
     }
 
-    /// Gives back the space freed by a purge to the file system (`cache prune --vacuum`).
-    public func vacuumCache() throws {
-        try writing { _ in }   // the file exists and is this cache's
-        let c = try writeConnection()
-        try c.exec("VACUUM")
-    }
-}
-
-extension EmbeddedDatabase {
     /// About how many bytes a value takes in the server cache (keys and leaves), for the
     /// automatic check; cheap and approximate, like the estimate itself.
     static func approximateBytes(_ n: Node) -> Int {
@@ -244,30 +214,24 @@ extension EmbeddedDatabase {
         case .prioritized(let v, let p): return approximateBytes(v) + approximateBytes(p)
         }
     }
-}
 
-// MARK: a live watch's store
+    // MARK: a live watch's store
 
-extension EmbeddedDatabase {
     /// Stores children of `path` as a live stream reported them (`value` is each child's
     /// server value, null when removed), for a watch whose default query at `path` is already
     /// complete: the data changes, the tracked queries do not.
     public func storeServerChildren(_ path: Path, _ children: [(key: String, value: Node)]) throws {
         guard !children.isEmpty else { return }
-        try writing { c in
+        try db.writeTransaction { t in
             var bytes = 0
             for e in children {
-                try write(c, path.appending(e.key), e.value)
-                bytes += EmbeddedDatabase.approximateBytes(e.value)
+                try t.write(path.appending(e.key), e.value)
+                bytes += CacheStore.approximateBytes(e.value)
             }
             let entries = children.map { (path: Path(validatedKeys: [$0.key]), value: $0.value) }
-            try log(c, children.count > EmbeddedDatabase.logMaxPaths ? [path] : children.map { path.appending($0.key) },
-                    .update(path, entries))
-            try countCacheUpdate(c, bytes: bytes, protect: [(path, EmbeddedDatabase.defaultParams)])
+            try t.log(children.count > FileTransaction.logMaxPaths ? [path] : children.map { path.appending($0.key) },
+                      .update(path, entries))
+            try countCacheUpdate(t, bytes: bytes, protect: [CachedQuery(path: path, params: TrackedParams.defaultParams)])
         }
     }
-
-    /// A counter that changes when another connection commits to the cache file (nil while
-    /// there is no file): a live watch looks at it to notice other processes' queued writes.
-    public func commitCounter() throws -> Int64? { try dataVersion() }
 }

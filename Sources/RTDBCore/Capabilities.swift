@@ -1,0 +1,33 @@
+/// What only some databases can do is a small protocol beside `Database` (`LockingDatabase`,
+/// `ConnectionInfo`, `Indexable`, `SessionHost`, `CacheControl`). A caller never asks for a
+/// concrete type: it asks `capability(_:)` for one of these, and gets nil from a database
+/// that lacks it (the CLI turns that into the command's error).
+extension Database {
+    /// This database as `C` when it can do what `C` names, else nil: the one place where a
+    /// database is asked what else it can do.
+    public func capability<C>(_ type: C.Type) -> C? { self as? C }
+}
+
+/// A database reached over a connection, with the state Firebase shows under `/.info`
+/// (firebase-semantics §11): `connected`, and `serverTimeOffset` (the server's clock minus the
+/// local one, in ms) when known. A database without it (the embedded file) is always
+/// connected, with no offset.
+public protocol ConnectionInfo: Database {
+    /// The `/.info` object now.
+    func connectionInfo() throws -> Node
+    /// Calls `onChange` with the `/.info` object at once and again as the connection comes and
+    /// goes (possibly repeating a value), until it or `idle` (called at least once a second
+    /// while nothing happens) returns false.
+    func observeConnection(idle: () throws -> Bool, onChange: (Node) throws -> Bool) throws
+}
+
+/// A database with persistent indexes of its own (the embedded file); a remote database takes
+/// them from its rules (`.indexOn`).
+public protocol Indexable: Database {
+    /// Adds an index built from the data already stored; false when it existed.
+    func addIndex(_ definition: IndexDefinition) throws -> Bool
+    /// Removes an index; false when there was none.
+    func removeIndex(_ definition: IndexDefinition) throws -> Bool
+    /// Every index, in the order they were added.
+    func indexes() throws -> [IndexDefinition]
+}

@@ -1,0 +1,48 @@
+import RTDBCore
+
+/// `rtdb session` on the database file: the session lock (Sessions.swift) holds the operations,
+/// so they run when the session ends, or when the next process finds its holder dead.
+extension EmbeddedDatabase: SessionHost {
+    public func openSession(_ options: SessionOptions) throws -> HeldSession {
+        if let option = options.clientSide ? "--client-side" : options.transport != nil ? "--transport" : nil {
+            throw RTDBError(.usage, "\(option) is for remote databases (--url): on the database file the session lock runs the writes")
+        }
+        return EmbeddedHeldSession(self)
+    }
+}
+
+final class EmbeddedHeldSession: HeldSession {
+    let db: EmbeddedDatabase
+
+    init(_ db: EmbeddedDatabase) { self.db = db }
+
+    /// Presence keys are chosen before anything is written, so the removal of the child is
+    /// registered before the child is written. The events follow the writes: once `connected`
+    /// is reported, the on-connect writes (a presence child) are in the file for every reader.
+    /// Nothing can disconnect, so each wait is until something happens.
+    func hold(_ steps: [SessionStep], events: (SessionEvent) throws -> Void, started: () throws -> Void,
+              keepGoing: (Int) throws -> Bool) throws {
+        let (operations, writes) = SessionStep.plan(steps, newKey: db.newPushKey)
+        let session = try db.beginSession(operations)
+        do {
+            var lines: [SessionEvent] = [.connected(session: session.id)]
+            lines += operations.map { .registered($0) }
+            do {
+                for (p, v) in writes {
+                    lines.append(.set(p, try db.set(p, v), queued: nil))
+                }
+            } catch {
+                for l in lines { try events(l) }
+                throw error
+            }
+            for l in lines { try events(l) }
+            try started()
+            while try keepGoing(-1) {}
+        } catch {
+            _ = try? db.endSession(session)
+            throw error
+        }
+        try db.endSession(session)
+        try events(.ended(queued: nil))
+    }
+}

@@ -1,0 +1,151 @@
+import Foundation
+import Testing
+import RTDBCore
+@testable import RTDBEngine
+@testable import RTDBOffline
+
+/// The offline cache store (CacheStore.swift, CacheQueries.swift): the queue, tracked queries,
+/// the layered read and its completeness, and which handles may write a cache file.
+@Suite struct CacheStoreTests {
+    func cache(_ t: TempCache) -> CacheStore { t.store() }
+
+    @Test func queuedWritesKeepTheirOrderAndIDsNeverRepeat() throws {
+        let t = TempCache()
+        let store = cache(t)
+        let a = try store.appendWrite(cmd: "set", kind: .set, path: path("/a"), data: json("1"), principal: "anonymous")
+        let b = try store.appendWrite(cmd: "update", kind: .update, path: path("/l"), data: CacheStore.updateData([(path("x/y"), json("2")), (path("z"), .null)]), principal: "anonymous")
+        #expect(b > a)
+        let rows = try store.queuedWrites()
+        #expect(rows.map(\.id) == [a, b])
+        #expect(rows[1].sets.map { $0.path.description } == ["/l/x/y", "/l/z"])
+        #expect(try store.dropWrite(id: b)?.path.description == "/l")
+        #expect(try store.dropWrite(id: b) == nil)
+        let c = try store.appendWrite(cmd: "set", kind: .set, path: path("/c"), data: json("3"), principal: "anonymous")
+        #expect(c > b, "a dropped id is never given out again")
+    }
+
+    @Test func sendingCountsAttemptsAndAcknowledgingStoresTheServerValue() throws {
+        let t = TempCache()
+        let store = cache(t)
+        let id = try store.appendWrite(cmd: "set", kind: .set, path: path("/b"), data: json("2"), principal: "anonymous")
+        #expect(try store.beginSending(id: id)?.attempts == 0)
+        #expect(try store.beginSending(id: id)?.attempts == 1)
+        #expect(try store.queuedWrite(id: id)?.state == .sending)
+        try store.acknowledge(id: id, store: [(path("/b"), json("2"))], complete: [path("/b")])
+        #expect(try store.queuedWrites().isEmpty)
+        let r = try store.cachedRead(path("/b"), now: 0)
+        #expect(r.complete && text(r.value) == "2")
+    }
+
+    @Test func rejectionsAreLoggedAndTheRowReverted() throws {
+        let t = TempCache()
+        let store = cache(t)
+        let id = try store.appendWrite(cmd: "set", kind: .set, path: path("/locked/x"), data: json("1"), principal: "anonymous")
+        #expect(text(try store.cachedRead(path("/locked"), now: 0).value) == #"{"x":1}"#)
+        try store.reject(id: id, code: "permission_denied", message: "Permission denied")
+        #expect(try store.queuedWrites().isEmpty)
+        let log = try store.rejections()
+        #expect(log.count == 1 && log[0].write.id == id && log[0].code == "permission_denied")
+        #expect(try store.cachedRead(path("/locked"), now: 0).value.isNull)
+    }
+
+    @Test func aPendingSetCoveringThePathMakesItComplete() throws {
+        let t = TempCache()
+        let store = cache(t)
+        #expect(try !store.cachedRead(path("/b"), now: 0).complete)
+        _ = try store.appendWrite(cmd: "set", kind: .set, path: path("/b"), data: json("2"), principal: "anonymous")
+        let r = try store.cachedRead(path("/b"), now: 0)
+        #expect(r.complete && text(r.value) == "2")
+        // A parent is not complete because of one child's set; the child is known.
+        let parent = try store.cachedRead(.root, now: 0)
+        #expect(!parent.complete && text(parent.value) == #"{"b":2}"#)
+    }
+
+    @Test func laterWritesShadowEarlierOnesAndServerValuesAreEstimated() throws {
+        let t = TempCache()
+        let store = cache(t)
+        try store.storeServerAnswer(path("/n"), params: "{}", value: json("5"))
+        _ = try store.appendWrite(cmd: "increment", kind: .set, path: path("/n"), data: json(#"{".sv":{"increment":2}}"#), principal: "anonymous")
+        _ = try store.appendWrite(cmd: "increment", kind: .set, path: path("/n"), data: json(#"{".sv":{"increment":3}}"#), principal: "anonymous")
+        let r = try store.cachedRead(path("/n"), now: 0)
+        #expect(text(r.value) == "10" && r.estimated && r.complete)
+        _ = try store.appendWrite(cmd: "set", kind: .set, path: path("/t"), data: json(#"{".sv":"timestamp"}"#), principal: "anonymous")
+        #expect(text(try store.cachedRead(path("/t"), now: 1234).value) == "1234")
+    }
+
+    @Test func completenessFollowsTrackedQueries() throws {
+        let t = TempCache()
+        let store = cache(t)
+        let scores = json(#"{"bruhathkayosaurus":55,"linhenykus":80,"pterodactyl":93,"triceratops":22}"#)
+        let params = #"{"limitToLast":"4","orderBy":"\"$value\""}"#
+        try store.storeServerAnswer(path("/scores"), params: params, value: scores)
+        // The same query: complete, its keys.
+        let same = try store.cachedRead(path("/scores"), params: params, now: 0)
+        #expect(same.complete && text(same.value) == text(scores))
+        // Another query or the whole location: only the tracked keys are known.
+        let other = try store.cachedRead(path("/scores"), params: #"{"limitToLast":"2","orderBy":"\"$value\""}"#, now: 0)
+        #expect(!other.complete && text(other.value) == text(scores))
+        #expect(try !store.cachedRead(path("/scores"), now: 0).complete)
+        // A tracked key of a complete filtered query is complete by itself.
+        #expect(try store.cachedRead(path("/scores/linhenykus"), now: 0).complete)
+        #expect(try !store.cachedRead(path("/scores/stegosaurus"), now: 0).complete)
+        // A complete default query completes everything below it.
+        try store.storeServerAnswer(path("/"), params: "{}", value: json(#"{"a":{"b":1}}"#), etag: "E1")
+        #expect(try store.cachedRead(path("/a/b"), now: 0).complete)
+        #expect(try store.cachedRead(path("/nothing/here"), now: 0).complete)
+        #expect(try store.storedETag(path("/")) == "E1")
+    }
+
+    @Test func readsFromTheCacheSetLastUseAtMostOnceAMinute() throws {
+        final class Clock: @unchecked Sendable { var now: Int64 = 1_700_000_000_000 }
+        let clock = Clock()
+        let t = TempCache(clock: { clock.now })
+        let store = cache(t)
+        try store.storeServerAnswer(path("/a"), params: "{}", value: json("1"))
+        let r = try store.cachedRead(path("/a"), now: 0)
+        #expect(r.usedQueries.count == 1)
+        clock.now += 30_000
+        try store.touchQueries(r.usedQueries)
+        #expect(try store.trackedQueries().first?.lastUseMillis == 1_700_000_000_000)
+        clock.now += 60_000
+        try store.touchQueries(r.usedQueries)
+        #expect(try store.trackedQueries().first?.lastUseMillis == 1_700_000_090_000)
+    }
+
+    @Test func aCacheOfAnotherURLIsRefused() throws {
+        let t = TempCache()
+        _ = try cache(t).appendWrite(cmd: "set", kind: .set, path: path("/a"), data: json("1"), principal: "anonymous")
+        let other = CacheStore(t.another(), url: "http://127.0.0.1:9001?ns=t", namespace: "t")
+        #expect(throws: RTDBError.self) { _ = try other.queuedWrites() }
+        #expect(throws: RTDBError.self) { _ = try other.appendWrite(cmd: "set", kind: .set, path: path("/a"), data: json("1"), principal: "anonymous") }
+        do {
+            _ = try other.queuedWrites()
+        } catch let e as RTDBError {
+            #expect(e.code == .usage && e.message.contains("9000"))
+        }
+    }
+
+    @Test func anEmbeddedWriteIntoACacheFileIsAUsageErrorAndChangesNothing() throws {
+        let t = TempCache()
+        _ = try cache(t).appendWrite(cmd: "set", kind: .set, path: path("/a"), data: json("1"), principal: "anonymous")
+        // A handle as `--db` opens one: with the guard that keeps it out of offline caches.
+        let plain = t.another()
+        plain.companion = CacheFileGuard()
+        do {
+            _ = try plain.set(path("/x"), json("1"))
+            Issue.record("the write was accepted")
+        } catch let e as RTDBError {
+            #expect(e.code == .usage)
+        }
+        #expect(try plain.get(path("/x")).isNull)
+        // Reading it as an embedded file is fine: it shows the server cache.
+        #expect(try plain.get(.root).isNull)
+    }
+
+    @Test func anEmbeddedFileIsNotTakenAsACache() throws {
+        let t = TempCache()
+        _ = try t.another().set(path("/x"), json("1"))
+        let store = t.store()
+        #expect(throws: RTDBError.self) { _ = try store.cachedRead(path("/x"), now: 0) }
+    }
+}
