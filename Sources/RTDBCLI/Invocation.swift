@@ -122,24 +122,27 @@ final class Invocation {
 /// limit plus one chunk). The size of a regular file is checked first, so an oversized file is
 /// refused without being read at all. A UTF-8 byte-order mark at the start is dropped (RFC 8259
 /// lets a parser ignore it).
-func readAll(fd: Int32, limit: Int, what: String) throws -> [UInt8] {
-    var bytes = try readBounded(fd: fd, limit: limit, what: what)
+/// `prefix`: bytes already read from `fd` (they count towards the limit).
+func readAll(fd: Int32, limit: Int, what: String, prefix: [UInt8] = []) throws -> [UInt8] {
+    var bytes = try readBounded(fd: fd, limit: limit, what: what, prefix: prefix)
     if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { bytes.removeFirst(3) }
     return bytes
 }
 
-private func readBounded(fd: Int32, limit: Int, what: String) throws -> [UInt8] {
+private func readBounded(fd: Int32, limit: Int, what: String, prefix: [UInt8]) throws -> [UInt8] {
     let tooLarge = RTDBError(.tooLarge, "\(what) is larger than the write limit of \(limit) bytes")
     var capacity = limit + 1
     var st = stat()
     if fstat(fd, &st) == 0 && (st.st_mode & S_IFMT) == S_IFREG {
         let offset = lseek(fd, 0, SEEK_CUR)
-        let remaining = Int(st.st_size) - Int(max(offset, 0))
+        let remaining = Int(st.st_size) - Int(max(offset, 0)) + prefix.count
         if remaining > limit { throw tooLarge }
         capacity = max(remaining, 0) + 1   // one byte more shows that the file grew meanwhile
     }
     var out: [UInt8] = []
     out.reserveCapacity(capacity)
+    out.append(contentsOf: prefix)
+    if out.count > limit { throw tooLarge }
     var chunk = [UInt8](repeating: 0, count: min(1 << 20, limit + 1))
     while true {
         let want = min(chunk.count, limit + 1 - out.count)

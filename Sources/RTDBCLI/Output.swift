@@ -112,9 +112,14 @@ final class Output {
         buffer.append(UInt8(ascii: "}"))
     }
 
-    /// Appends text as it is (help output).
+    /// Appends text as it is (help output, a value streamed in pieces).
     func rawBytes(_ bytes: [UInt8]) throws {
         buffer.append(contentsOf: bytes)
+    }
+
+    /// Writes out what is buffered once it is large (between the pieces of a streamed value).
+    func flushIfLarge() throws {
+        if buffer.count >= 1 << 16 { try flush() }
     }
 
     private func endLine() throws {

@@ -52,7 +52,16 @@ enum ValueInput {
             case .string(let s): return .string(s)
             case .serverTimestamp: return .object([Node.Entry(".sv", .string("timestamp"))])
             default:
-                let bytes = try jsonBytes() ?? []
+                return try node(from: jsonBytes() ?? [])
+            }
+        }
+
+        /// The value of JSON text read from this source.
+        func node(from bytes: [UInt8]) throws -> Node {
+            switch self {
+            case .string, .serverTimestamp:
+                return try node()
+            default:
                 do {
                     return try bytes.withUnsafeBufferPointer { try JSONReader.parse($0) }
                 } catch let e as RTDBError {

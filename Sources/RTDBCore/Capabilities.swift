@@ -31,3 +31,28 @@ public protocol Indexable: Database {
     /// Every index, in the order they were added.
     func indexes() throws -> [IndexDefinition]
 }
+
+/// A database that can write out a value of any size as JSON piece by piece, in bounded
+/// memory, rather than building it whole first (the embedded file reads its rows in order; a
+/// remote database walks a node too large for one answer in pages).
+public protocol StreamingReads: Database {
+    /// Writes the value at `path` (with its priorities when `export`) as exactly the text
+    /// `JSONWriter(pretty:export:)` gives for it, handing the text to `write` in pieces.
+    func streamJSON(_ path: Path, export: Bool, pretty: Bool, progress: ProgressSink,
+                    to write: ([UInt8]) throws -> Void) throws
+}
+
+/// What a streamed import does at its path: replace the value (`set`) or replace each relative
+/// path the input names (`update`).
+public enum ImportKind: Sendable {
+    case set
+    case update
+}
+
+/// A database that can write JSON of any size read from a stream, without holding the value
+/// whole, still as one atomic write (the embedded file).
+public protocol StreamingWrites: Database {
+    /// Writes the JSON read from `source` at `path` as `commit(.set)` (or `.update`) of the
+    /// parsed value would, all or nothing. Returns the paths written (an update's entries).
+    func importJSON(_ path: Path, from source: ByteSource, as kind: ImportKind, progress: ProgressSink) throws -> [Path]
+}

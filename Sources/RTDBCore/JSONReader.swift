@@ -87,6 +87,9 @@ public struct JSONReader {
     let b: UnsafeBufferPointer<UInt8>
     var i: Int
     let end: Int
+    /// Where `b` starts in the whole input, for the byte offsets of errors (a streamed input is
+    /// read through a window, JSONStreamReader.swift).
+    var origin: Int64 = 0
 
     init(_ b: UnsafeBufferPointer<UInt8>) {
         self.b = b
@@ -95,7 +98,7 @@ public struct JSONReader {
     }
 
     func fail(_ what: String) -> RTDBError {
-        RTDBError(.invalidJSON, "invalid JSON at byte \(i): \(what)")
+        RTDBError(.invalidJSON, "invalid JSON at byte \(origin + Int64(i)): \(what)")
     }
 
     @inline(__always) func peek() -> UInt8 { i < end ? b[i] : 0 }

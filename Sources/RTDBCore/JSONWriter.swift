@@ -25,7 +25,8 @@ public struct JSONWriter {
         write(node, into: &out, level: 0)
     }
 
-    func write(_ node: Node, into out: inout [UInt8], level: Int) {
+    /// Writes `node` as it appears nested `level` deep (its indentation when pretty).
+    public func write(_ node: Node, into out: inout [UInt8], level: Int) {
         write(node, priority: nil, into: &out, level: level)
     }
 
@@ -112,7 +113,9 @@ public struct JSONWriter {
         return maxKey + 1
     }
 
-    static func isIndex(_ key: String) -> Bool {
+    /// True for a key that can stand for an array index: `0`, or digits without a leading zero
+    /// that fit in 32 bits.
+    public static func isIndex(_ key: String) -> Bool {
         let u = key.utf8
         guard let first = u.first, u.count <= 10 else { return false }
         if first == UInt8(ascii: "0") { return u.count == 1 }
@@ -120,15 +123,15 @@ public struct JSONWriter {
         return KeyOrder.intValue(key) != nil
     }
 
-    @inline(__always) static func append(_ s: StaticString, to out: inout [UInt8]) {
+    @inline(__always) public static func append(_ s: StaticString, to out: inout [UInt8]) {
         out.append(contentsOf: UnsafeBufferPointer(start: s.utf8Start, count: s.utf8CodeUnitCount))
     }
 
-    @inline(__always) static func append(_ s: String, to out: inout [UInt8]) {
+    @inline(__always) public static func append(_ s: String, to out: inout [UInt8]) {
         out.append(contentsOf: s.utf8)
     }
 
-    static func appendInt(_ v: Int64, to out: inout [UInt8]) {
+    public static func appendInt(_ v: Int64, to out: inout [UInt8]) {
         if v >= 0 && v < 10 { out.append(UInt8(48 + v)); return }
         var digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
                      UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) =
@@ -149,8 +152,14 @@ public struct JSONWriter {
     static let hex: [UInt8] = Array("0123456789abcdef".utf8)
 
     public static func appendString(_ s: String, to out: inout [UInt8]) {
+        var s = s
+        s.withUTF8 { appendString(bytes: $0, to: &out) }
+    }
+
+    /// As `appendString(_:to:)` for text given as its UTF-8 bytes.
+    public static func appendString(bytes: UnsafeBufferPointer<UInt8>, to out: inout [UInt8]) {
         out.append(0x22)
-        for c in s.utf8 {
+        for c in bytes {
             switch c {
             case 0x22: out.append(0x5C); out.append(0x22)
             case 0x5C: out.append(0x5C); out.append(0x5C)

@@ -29,7 +29,7 @@ extension EmbeddedDatabase {
     static let changeDataLeaves = 2_000
     static let changeDataBytes = 65_536
 
-    func recordChange(_ c: Connection, seq: Int64, _ change: LoggedChange) throws {
+    func recordChange(_ c: Connection, seq: Int64, _ change: LoggedChange, copyData: Bool = true) throws {
         if !changesTableReady {
             try c.exec("CREATE TABLE IF NOT EXISTS changes(seq INTEGER PRIMARY KEY, op TEXT NOT NULL, base TEXT NOT NULL, data TEXT)")
             changesTableReady = true
@@ -82,7 +82,7 @@ extension EmbeddedDatabase {
                 data = out
             }
         }
-        if let data, data.count <= EmbeddedDatabase.changeDataBytes {
+        if copyData, let data, data.count <= EmbeddedDatabase.changeDataBytes {
             data.withUnsafeBufferPointer { ins.bind(4, bytes: $0) }
         } else {
             sqlite3_bind_null(ins.handle, 4)

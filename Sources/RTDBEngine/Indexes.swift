@@ -60,14 +60,21 @@ extension EmbeddedDatabase {
             ins.bind(2, text: d.childText)
             try ins.run()
             let index = StoredIndex(id: Int64(sqlite3_last_insert_rowid(c.handle)), definition: d)
-            try forEachLocation(c, index.definition.pattern[...], Path.root) { location in
-                let entries = try sortValues(c, EmbeddedDatabase.encode(location), child: d.child, valueOrder: d.child == nil)
-                let rows = try EntryRows(c)
-                let parent = EmbeddedDatabase.encode(location)
-                for e in entries { try rows.add(index.id, parent, sortValue: e.node, key: e.key) }
-                try rows.flush()
-            }
+            try fillEntries(c, index, index.definition.pattern[...], below: Path.root)
             return true
+        }
+    }
+
+    /// Adds the entries of every location below `at` that matches the rest of the pattern,
+    /// from the data as stored.
+    func fillEntries(_ c: Connection, _ index: StoredIndex, _ rest: ArraySlice<String>, below at: Path) throws {
+        let d = index.definition
+        try forEachLocation(c, rest, at) { location in
+            let entries = try sortValues(c, EmbeddedDatabase.encode(location), child: d.child, valueOrder: d.child == nil)
+            let rows = try EntryRows(c)
+            let parent = EmbeddedDatabase.encode(location)
+            for e in entries { try rows.add(index.id, parent, sortValue: e.node, key: e.key) }
+            try rows.flush()
         }
     }
 
@@ -169,9 +176,13 @@ extension EmbeddedDatabase {
             below.bind(2, blob: lo)
             below.bind(3, blob: hi)
             try below.run()
-            let rows = try EntryRows(c)
-            try addEntries(rows, index, index.definition.pattern[path.count...], path, written ?? .null)
-            try rows.flush()
+            if let written {
+                let rows = try EntryRows(c)
+                try addEntries(rows, index, index.definition.pattern[path.count...], path, written)
+                try rows.flush()
+            } else {
+                try fillEntries(c, index, index.definition.pattern[path.count...], below: path)
+            }
         }
     }
 

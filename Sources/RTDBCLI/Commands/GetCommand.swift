@@ -35,6 +35,18 @@ enum GetCommand {
             return
         }
         let form: ReadForm = inv.has(shallow) ? .shallow : export ? .export : .value
+        if form != .shallow, !inv.has(Registry.rawOption), let streaming = inv.capability(StreamingReads.self, of: db) {
+            // Written as it is read, in bounded memory, whatever the size.
+            try streaming.streamJSON(path, export: export, pretty: out.pretty,
+                                     progress: TerminalProgress.forCommand(quiet: inv.quiet)) { chunk in
+                if out.quiet { return }
+                try out.rawBytes(chunk)
+                try out.flushIfLarge()
+            }
+            if !out.quiet { try out.rawBytes([0x0A]) }
+            try out.flush()
+            return
+        }
         let r = try db.read(path, as: form, partial: inv.has(Registry.partialOption))
         if inv.has(Registry.rawOption) { try out.rawValue(r.value) } else { try out.value(r.value, export: export) }
         try out.flush()

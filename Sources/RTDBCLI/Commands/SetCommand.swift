@@ -18,7 +18,20 @@ enum SetCommand {
         let path = try inv.path(first)
         let source = try ValueInput.source(inv, args: inv.positionals.dropFirst(), serverTimestamp: serverTimestamp)
         try WriteCheck.writable(path)
-        let value = try source.node()
+        let value: Node
+        switch try JSONInput.open(source) {
+        case .large(let input)?:
+            // Past a few megabytes, a database that can stream the input takes it so.
+            let db = try inv.database()
+            if !path.isPriority, let streaming = inv.capability(StreamingWrites.self, of: db) {
+                return try StreamedWrite.run(inv, streaming, path, input, as: .set)
+            }
+            value = try source.node(from: input.whole())
+        case .whole(let bytes)?:
+            value = try source.node(from: bytes)
+        case nil:
+            value = try source.node()
+        }
         try WriteCheck.value(value, at: path)
         let receipt = try inv.database().commit(.set(path, value))
         try inv.output(committed: path).report(receipt, [[("path", .string(path.description)),

@@ -20,7 +20,19 @@ enum UpdateCommand {
         let path = try inv.path(first)
         let source = try ValueInput.source(inv, args: inv.positionals.dropFirst(), string: nil, file: file)
         try WriteCheck.writable(path)
-        let bytes = try source.jsonBytes() ?? []
+        let bytes: [UInt8]
+        switch try JSONInput.open(source) {
+        case .large(let input)?:
+            let db = try inv.database()
+            if !path.isPriority, let streaming = inv.capability(StreamingWrites.self, of: db) {
+                return try StreamedWrite.run(inv, streaming, path, input, as: .update)
+            }
+            bytes = try input.whole()
+        case .whole(let whole)?:
+            bytes = whole
+        case nil:
+            bytes = []
+        }
         guard let raw = try bytes.withUnsafeBufferPointer({ try JSONReader.parseEntries($0) }) else {
             throw RTDBError(.invalidData, "update needs a JSON object of relative paths")
         }

@@ -1,0 +1,373 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// What a streamed JSON document is turned into, node by node. Paths are the keys below the
+/// stream's base path (`JSONStreamReader.base`).
+public protocol JSONStreamSink: AnyObject {
+    /// A whole value read into memory, in normal form (it may be `.null` and carry a priority),
+    /// for the node at `keys`. `fresh` is false when the stream may already have given that
+    /// node a value (a repeated key, or keys out of order), which this one replaces.
+    func value(_ node: Node, at keys: [String], fresh: Bool) throws
+    /// An object too large for the reader's window starts at `keys`; its children follow as
+    /// their own calls. `fresh` as for `value`.
+    func beginObject(at keys: [String], fresh: Bool) throws
+    /// The large object at `keys` ends; `priority` is its `.priority`, if it had one.
+    func endObject(at keys: [String], priority: Node?) throws
+    /// (`readEntries` only) An entry of a multi-path update starts: its key as written. The sink
+    /// returns the path the entry's value is written at, which becomes the reader's base.
+    func beginEntry(_ key: String) throws -> Path
+    /// (`readEntries` only) The entry's value has been given.
+    func endEntry() throws
+}
+
+/// Reads JSON of any size through a window of bounded size and hands it to a sink, with the
+/// meaning `JSONReader` gives the same text (normal form, repeated keys, `.priority`, `.value`,
+/// `.sv`, the same syntax errors at the same byte offsets).
+///
+/// Every value that fits in the window is read whole by `JSONReader` and given to the sink as
+/// a `Node`; only an object or array larger than the window is walked here, key by key (its
+/// children again read whole when they fit). So the rules of normal form live in one place for
+/// everything but the large objects, whose own keys are checked here as `JSONReader` and
+/// `Limits.validate` check them.
+///
+/// A problem with the data (an invalid key, a value too deep or too large, a mixed `.sv`) does
+/// not stop the reading at once: the rest is still read for syntax errors, and a syntax error
+/// anywhere wins, as it does when the whole text is parsed before it is checked. Among several
+/// problems with the data, the first one met in the text is reported.
+public final class JSONStreamReader {
+    /// The default window: a value whose text is larger than this is walked rather than read whole.
+    public static let defaultWindow = 16 << 20
+
+    private let source: ByteSource
+    private let buffer: UnsafeMutablePointer<UInt8>
+    private let capacity: Int
+    private var i = 0
+    private var end = 0
+    private var eof = false
+    /// Where `buffer[0]` is in the whole input.
+    private var origin: Int64 = 0
+    private let progress: ProgressSink
+    private var sink: JSONStreamSink
+    /// Where the stream is written: keys in messages are shown below it.
+    public private(set) var base: Path
+    private var keys: [String] = []
+    /// The first problem with the data, kept while the rest is read for syntax errors.
+    private var failure: RTDBError? = nil
+
+    /// `window` bytes of the input are held at once.
+    public init(source: ByteSource, sink: JSONStreamSink, base: Path, window: Int = JSONStreamReader.defaultWindow,
+                progress: ProgressSink = Progress.none) {
+        self.source = source
+        self.sink = sink
+        self.base = base
+        capacity = max(window, 16)
+        buffer = UnsafeMutablePointer<UInt8>.allocate(capacity: capacity)
+        self.progress = progress
+    }
+
+    deinit { buffer.deallocate() }
+
+    /// The bytes read so far.
+    public var bytesRead: Int64 { origin + Int64(end) }
+
+    /// Reads one JSON value, the whole input, and gives it to the sink for the base path.
+    public func readValue() throws {
+        try skipSpace()
+        try child(depth: 0, fresh: true)
+        try finishInput()
+    }
+
+    /// Reads a JSON object whose keys are relative paths (a multi-path update): each entry's
+    /// value is given to the sink below the path `beginEntry` returns. Values are read with
+    /// their nulls (a null entry deletes). A text that is not an object is read for syntax
+    /// errors, then refused.
+    public func readEntries() throws {
+        try skipSpace()
+        guard try peek() == UInt8(ascii: "{") else {
+            failure = RTDBError(.invalidData, "update needs a JSON object of relative paths")
+            try child(depth: 0, fresh: true)
+            try finishInput()
+            return
+        }
+        i += 1
+        try skipSpace()
+        if try peek() == UInt8(ascii: "}") {
+            i += 1
+        } else {
+            while true {
+                try skipSpace()
+                guard try peek() == UInt8(ascii: "\"") else { throw fail("expected a string key") }
+                let key = try string()
+                try skipSpace()
+                guard try peek() == UInt8(ascii: ":") else { throw fail("expected ':'") }
+                i += 1
+                try skipSpace()
+                let saved = base
+                try deliver { base = try sink.beginEntry(key) }
+                try child(depth: 1, fresh: true)
+                try deliver { try sink.endEntry() }
+                base = saved
+                try skipSpace()
+                let c = try peek()
+                if c == UInt8(ascii: ",") { i += 1; continue }
+                if c == UInt8(ascii: "}") { i += 1; break }
+                throw fail("expected ',' or '}'")
+            }
+        }
+        try finishInput()
+    }
+
+    // MARK: the window
+
+    /// Moves what is left to the front of the window and fills the rest from the source.
+    private func refill() throws {
+        if eof { return }
+        if i > 0 {
+            let left = end - i
+            if left > 0 { memmove(buffer, buffer + i, left) }
+            origin += Int64(i)
+            end = left
+            i = 0
+        }
+        while end < capacity {
+            let n = try source.read(into: buffer + end, count: capacity - end)
+            if n == 0 { eof = true; break }
+            end += n
+        }
+        progress.update(done: bytesRead)
+    }
+
+    /// The byte at the reading position (0 at the end of the input).
+    private func peek() throws -> UInt8 {
+        if i == end { try refill() }
+        return i < end ? buffer[i] : 0
+    }
+
+    private func skipSpace() throws {
+        while true {
+            if i == end {
+                try refill()
+                if i == end { return }
+            }
+            let c = buffer[i]
+            if c == 0x20 || c == 0x0A || c == 0x0D || c == 0x09 { i += 1 } else { return }
+        }
+    }
+
+    private func fail(_ what: String) -> RTDBError {
+        RTDBError(.invalidJSON, "invalid JSON at byte \(origin + Int64(i)): \(what)")
+    }
+
+    private func finishInput() throws {
+        try skipSpace()
+        if i != end { throw fail("unexpected text after the JSON value") }
+        if let failure { throw failure }
+    }
+
+    /// Runs a step that hands data to the sink or checks it; a problem with the data is kept
+    /// (and the sink no longer called) until the input has been read for syntax errors.
+    private func deliver(_ body: () throws -> Void) throws {
+        guard failure == nil else { return }
+        do {
+            try body()
+        } catch let e as RTDBError where JSONStreamReader.isDataProblem(e.code) {
+            failure = e
+        }
+    }
+
+    static func isDataProblem(_ code: RTDBError.Code) -> Bool {
+        switch code {
+        case .invalidKey, .invalidData, .tooDeep, .tooLarge, .invalidPath: return true
+        default: return false
+        }
+    }
+
+    /// Reads with `JSONReader` from the reading position: the result when the text it needs is
+    /// in the window (refilled once when it might not be), nil when it is larger than the
+    /// window. A value is taken only when a byte follows it (or the input ends): a number at
+    /// the window's end might go on.
+    private func whole<T>(_ read: (inout JSONReader) throws -> T) throws -> T? {
+        var refilled = false
+        while true {
+            var r = JSONReader(UnsafeBufferPointer(start: buffer + i, count: end - i))
+            r.origin = origin + Int64(i)
+            do {
+                let v = try read(&r)
+                if r.i < r.end || eof {
+                    i += r.i
+                    return v
+                }
+            } catch let e as RTDBError {
+                // Only a problem near the window's end may be the window's doing.
+                if eof || r.i + 8 < r.end { throw e }
+            }
+            // The value is cut by the window's end: once the window holds all it can from
+            // here, it is larger than the window.
+            if eof || refilled { return nil }
+            try refill()
+            refilled = true
+        }
+    }
+
+    private func string() throws -> String {
+        guard let s = try whole({ try $0.string() }) else {
+            throw RTDBError(.tooLarge, "a key or string at \(Limits.show(base.keys + keys)) is longer than \(capacity) bytes")
+        }
+        return s
+    }
+
+    // MARK: values
+
+    /// The value at the reading position for the node at `keys`: whole when it fits, walked
+    /// when it is a large object or array.
+    private func child(depth: Int, fresh: Bool, ownPriority: Bool = true) throws {
+        if let v = try whole({ try $0.value(depth: depth) }) {
+            try deliver { try sink.value(ownPriority ? v : v.unprioritized, at: keys, fresh: fresh) }
+            return
+        }
+        switch try peek() {
+        case UInt8(ascii: "{"): try object(depth: depth + 1, fresh: fresh, ownPriority: ownPriority)
+        case UInt8(ascii: "["): try array(depth: depth + 1, fresh: fresh)
+        case UInt8(ascii: "\""):
+            throw RTDBError(.tooLarge, "string at \(Limits.show(base.keys + keys)) is longer than \(capacity) bytes; the limit is \(Limits.maxStringBytes)")
+        default:
+            throw fail("number longer than \(capacity) bytes")
+        }
+    }
+
+    private func object(depth: Int, fresh: Bool, ownPriority: Bool) throws {
+        if depth > JSONReader.maxNesting { throw RTDBError(.tooDeep, "JSON nested more than \(JSONReader.maxNesting) levels") }
+        i += 1
+        try deliver { try sink.beginObject(at: keys, fresh: fresh) }
+        var lastKey: String? = nil
+        var sawValue = false
+        var plain = false
+        var priority: Node? = nil
+        try skipSpace()
+        if try peek() == UInt8(ascii: "}") {
+            i += 1
+        } else {
+            while true {
+                try skipSpace()
+                guard try peek() == UInt8(ascii: "\"") else { throw fail("expected a string key") }
+                let key = try string()
+                try skipSpace()
+                guard try peek() == UInt8(ascii: ":") else { throw fail("expected ':'") }
+                i += 1
+                try skipSpace()
+                if key == ".priority" {
+                    guard let v = try whole({ try $0.value(depth: depth) }) else {
+                        throw RTDBError(.invalidData, "a \".priority\" must be a string, a number or null")
+                    }
+                    switch v {
+                    case .null, .int, .double, .string: priority = v
+                    case .object where ServerValues.isPlaceholder(v): priority = v
+                    default: throw RTDBError(.invalidData, "a \".priority\" must be a string, a number or null")
+                    }
+                } else if key == ".value" {
+                    if plain { throw JSONStreamReader.valueWithChildren }
+                    let first = !sawValue
+                    sawValue = true
+                    // Only the outer priority counts, as in `JSONReader`.
+                    try child(depth: depth, fresh: fresh && first, ownPriority: false)
+                } else {
+                    if sawValue { throw JSONStreamReader.valueWithChildren }
+                    if key == ".sv" && !plain && priority == nil {
+                        switch try serverValue(depth: depth, fresh: fresh) {
+                        case .placeholder: return
+                        case .notPlaceholder:
+                            plain = true
+                            try skipSpace()
+                            let c = try peek()
+                            if c == UInt8(ascii: ",") { i += 1; continue }
+                            throw fail("expected ',' or '}'")
+                        case .tooLarge: break
+                        }
+                    }
+                    plain = true
+                    let parent = base.keys + keys
+                    try deliver {
+                        if key == ".sv" {
+                            throw RTDBError(.invalidData, "server value at \(Limits.show(parent)) has other keys beside \".sv\"")
+                        }
+                        if let problem = Limits.keyProblem(key) {
+                            throw RTDBError(.invalidKey, "invalid key at \(Limits.show(parent)): \(problem)")
+                        }
+                        if parent.count + 1 > Limits.maxDepth { throw Limits.tooDeep(parent + [key]) }
+                    }
+                    let isNew = lastKey.map { KeyOrder.compare($0, key) < 0 } ?? true
+                    if isNew { lastKey = key }
+                    keys.append(key)
+                    try child(depth: depth, fresh: isNew)
+                    keys.removeLast()
+                }
+                try skipSpace()
+                let c = try peek()
+                if c == UInt8(ascii: ",") { i += 1; continue }
+                if c == UInt8(ascii: "}") { i += 1; break }
+                throw fail("expected ',' or '}'")
+            }
+        }
+        if let p = priority, failure == nil {
+            try deliver { try Limits.validatePriority(p, path: base.keys + keys) }
+        }
+        try deliver { try sink.endObject(at: keys, priority: ownPriority ? priority : nil) }
+    }
+
+    /// After the first key of an object, `.sv`: when its value is followed by the object's
+    /// end, the object is a server value (spread over more text than the window holds) and is
+    /// given whole.
+    private func serverValue(depth: Int, fresh: Bool) throws -> ServerValueRead {
+        guard let v = try whole({ try $0.value(depth: depth) }) else { return .tooLarge }
+        try skipSpace()
+        guard try peek() == UInt8(ascii: "}") else {
+            let parent = base.keys + keys
+            try deliver { throw RTDBError(.invalidData, "server value at \(Limits.show(parent)) has other keys beside \".sv\"") }
+            return .notPlaceholder
+        }
+        i += 1
+        try deliver { try sink.value(.object([Node.Entry(".sv", v)]), at: keys, fresh: fresh) }
+        return .placeholder
+    }
+
+    private enum ServerValueRead {
+        /// The object was a server value, given to the sink.
+        case placeholder
+        /// The value was read, and other keys follow.
+        case notPlaceholder
+        /// The value is larger than the window, and still to be read.
+        case tooLarge
+    }
+
+    private func array(depth: Int, fresh: Bool) throws {
+        if depth > JSONReader.maxNesting { throw RTDBError(.tooDeep, "JSON nested more than \(JSONReader.maxNesting) levels") }
+        i += 1
+        try deliver { try sink.beginObject(at: keys, fresh: fresh) }
+        var index = 0
+        try skipSpace()
+        if try peek() == UInt8(ascii: "]") {
+            i += 1
+        } else {
+            while true {
+                try skipSpace()
+                let parent = base.keys + keys
+                try deliver { if parent.count + 1 > Limits.maxDepth { throw Limits.tooDeep(parent + [String(index)]) } }
+                keys.append(String(index))
+                try child(depth: depth, fresh: true)
+                keys.removeLast()
+                index += 1
+                try skipSpace()
+                let c = try peek()
+                if c == UInt8(ascii: ",") { i += 1; continue }
+                if c == UInt8(ascii: "]") { i += 1; break }
+                throw fail("expected ',' or ']'")
+            }
+        }
+        try deliver { try sink.endObject(at: keys, priority: nil) }
+    }
+
+    static let valueWithChildren = RTDBError(.invalidData, "an object with \".value\" cannot have other children")
+}

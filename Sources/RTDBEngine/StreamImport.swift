@@ -1,0 +1,204 @@
+import CSQLite
+import RTDBCore
+
+extension EmbeddedDatabase: StreamingWrites {
+    /// Writes the JSON read from `source` at `path` as `set` (or `update`) writes the parsed
+    /// value, reading it through a bounded window (JSONStreamReader.swift) and inserting its
+    /// rows as they come, so that the memory used does not grow with the input. It is one
+    /// transaction like every other write: a problem anywhere in the input, a failed write or
+    /// a killed process leaves nothing of it stored. Server values resolve against the data as
+    /// it was before the import (read through a second connection, which does not see the
+    /// import's rows until it commits). The change feed records the write without its data,
+    /// as it does any large write. Returns the paths written (for an update, each entry's).
+    public func importJSON(_ path: Path, from source: ByteSource, as kind: ImportKind, progress: ProgressSink) throws -> [Path] {
+        try importJSON(path, from: source, as: kind, window: JSONStreamReader.defaultWindow, progress: progress)
+    }
+
+    /// As `importJSON(_:from:as:progress:)` through a window of `window` bytes.
+    public func importJSON(_ path: Path, from source: ByteSource, as kind: ImportKind, window: Int,
+                           progress: ProgressSink = Progress.none) throws -> [Path] {
+        if path.isPriority && kind == .update {
+            throw RTDBError(.invalidPath, "cannot update under \(path): a priority has no children")
+        }
+        let c = try retryingWhileBusy { () throws -> Connection in
+            let c = try writeConnection()
+            try c.exec("BEGIN IMMEDIATE")
+            return c
+        }
+        // Not retried as other writes are: the input cannot be read a second time.
+        do {
+            let sink = try ImportSink(self, c, path, kind)
+            defer { sink.close() }
+            progress.begin("import", total: source.size, unit: .bytes)
+            defer { progress.end() }
+            let reader = JSONStreamReader(source: source, sink: sink, base: path, window: window, progress: progress)
+            switch kind {
+            case .set:
+                try sink.beginEntryPath(path)
+                try reader.readValue()
+                try sink.endEntry()
+            case .update:
+                try reader.readEntries()
+            }
+            let written = try sink.finish()
+            try c.exec("COMMIT")
+            return written
+        } catch {
+            c.noteFullDisk()
+            if !c.autocommit { try? c.exec("ROLLBACK") }
+            throw error
+        }
+    }
+}
+
+/// Turns the reader's values into rows inside the import's transaction (see `importStream`).
+final class ImportSink: JSONStreamSink {
+    private let db: EmbeddedDatabase
+    private let c: Connection
+    private let target: Path
+    private let kind: ImportKind
+    private let rows: LeafRows
+    private let now: Int64
+    private let indexes: [EmbeddedDatabase.StoredIndex]
+    /// Where the current entry (the whole value, for a set) is written.
+    private var base: Path
+    private var work: EmbeddedDatabase.IndexWork? = nil
+    /// The entries of an update, relative to the target, for the overlap check.
+    private var entries: [Path] = []
+    /// Values for `.priority` paths of an update: written last, as `update` writes them.
+    private var priorityWrites: [(path: Path, value: Node)] = []
+    /// The data as it was before the import, for increments (opened when one is met).
+    private var before: Connection? = nil
+
+    init(_ db: EmbeddedDatabase, _ c: Connection, _ target: Path, _ kind: ImportKind) throws {
+        self.db = db
+        self.c = c
+        self.target = target
+        self.kind = kind
+        base = target
+        rows = try LeafRows(c)
+        now = db.clock()
+        indexes = try db.storedIndexes(c)
+    }
+
+    func close() {
+        if let before { try? before.exec("COMMIT") }
+        before = nil
+    }
+
+    // MARK: entries
+
+    func beginEntry(_ key: String) throws -> Path {
+        let rel: Path
+        do { rel = try Path(key) } catch let err as RTDBError {
+            throw RTDBError(.invalidKey, "update key \(Limits.quote(key)): \(err.message)")
+        }
+        if rel.isRoot { throw RTDBError(.invalidKey, "update key \(Limits.quote(key)) names no child") }
+        let full = target.appending(rel)
+        if full.depth > Limits.maxDepth { throw RTDBError(.tooDeep, "update path \(full) is more than \(Limits.maxDepth) levels deep") }
+        entries.append(rel)
+        try beginEntryPath(full)
+        return full
+    }
+
+    /// Clears the place of the value about to be written at `full` (its rows, and a leaf above
+    /// it that would shadow it), after noting what the indexes need to know of it.
+    func beginEntryPath(_ full: Path) throws {
+        base = full
+        if full.isPriority { return }
+        try rows.flush()
+        work = indexes.isEmpty ? nil : try db.prepareIndexes(c, indexes, full)
+        try db.removeAncestorLeaves(c, of: full)
+        try db.deleteSubtree(c, EmbeddedDatabase.encode(full))
+    }
+
+    func endEntry() throws {
+        if base.isPriority { return }
+        try rows.flush()
+        let enc = EmbeddedDatabase.encode(base)
+        if try db.leaf(c, at: enc) == nil, try !db.hasDescendants(c, enc) {
+            try db.clearPrioritiesOfEmptiedAncestors(c, of: base)
+        }
+        if let work { try db.finishIndexes(c, work, base, nil) }
+        work = nil
+    }
+
+    // MARK: values
+
+    func value(_ node: Node, at keys: [String], fresh: Bool) throws {
+        let full = keys.isEmpty ? base : base.appending(Path(validatedKeys: keys))
+        if full.isPriority {
+            try Limits.validate(node, at: full)
+            priorityWrites.append((full, node))
+            return
+        }
+        if !fresh { try clear(full) }
+        try Limits.validate(node, at: full)
+        let resolved = try ServerValues.resolve(node, at: full, now: now) { try self.existing($0) }
+        var enc = EmbeddedDatabase.encode(full)
+        try db.insert(rows, resolved, &enc)
+    }
+
+    func beginObject(at keys: [String], fresh: Bool) throws {
+        if !fresh { try clear(base.appending(Path(validatedKeys: keys))) }
+    }
+
+    func endObject(at keys: [String], priority: Node?) throws {
+        guard let priority, !priority.isNull else { return }
+        let full = base.appending(Path(validatedKeys: keys))
+        try rows.flush()
+        let enc = EmbeddedDatabase.encode(full)
+        // An empty node takes no priority.
+        guard try db.leaf(c, at: enc) != nil || db.hasDescendants(c, enc) else { return }
+        let resolved = try ServerValues.resolve(priority, at: full.priority, now: now) { try self.existing($0) }
+        try rows.addPriority(enc, resolved)
+    }
+
+    /// Removes what the input gave a node earlier (a repeated key: the last value counts).
+    private func clear(_ full: Path) throws {
+        try rows.flush()
+        try db.deleteSubtree(c, EmbeddedDatabase.encode(full))
+    }
+
+    /// The value stored at `path` before the import.
+    private func existing(_ path: Path) throws -> Node {
+        if before == nil {
+            let snapshot = try Connection(file: db.file, create: false, timeoutSeconds: db.timeoutSeconds)
+            try snapshot.exec("BEGIN")
+            before = snapshot
+        }
+        guard let before else { return .null }
+        return try db.readForIncrement(before, path)
+    }
+
+    // MARK: the end
+
+    /// Writes what waits for the end, checks an update's paths, and logs the write.
+    func finish() throws -> [Path] {
+        try rows.flush()
+        switch kind {
+        case .set:
+            if target.isPriority {
+                let value = priorityWrites.last?.value ?? .null
+                let resolved = try ServerValues.resolve(value, at: target, now: now) { try self.existing($0) }
+                try db.write(c, target, resolved)
+            }
+            try db.log(c, [target], .set(target, .null), copyData: false)
+            return [target]
+        case .update:
+            let sorted = entries.sorted { PathOrder.compare($0, $1) < 0 }
+            for i in sorted.indices.dropFirst() where sorted[i - 1].contains(sorted[i]) {
+                throw RTDBError(.invalidData, "update paths overlap: \(sorted[i - 1]) contains \(sorted[i])")
+            }
+            for p in priorityWrites {
+                let resolved = try ServerValues.resolve(p.value, at: p.path, now: now) { try self.existing($0) }
+                try db.write(c, p.path, resolved)
+            }
+            if !sorted.isEmpty {
+                try db.log(c, sorted.count > EmbeddedDatabase.logMaxPaths ? [target] : sorted.map { target.appending($0) },
+                           .update(target, sorted.map { (path: $0, value: Node.null) }), copyData: false)
+            }
+            return sorted.map { target.appending($0) }
+        }
+    }
+}
