@@ -28,8 +28,11 @@ enum PeakMemory {
     }
 }
 
-/// Reliability: every input is capped at the write limit as it is read — stdin, --file, the
-/// output of a tx command — with `too_large` (status 3), bounded memory and nothing written.
+/// Reliability: every input that is held whole is capped at the write limit as it is read —
+/// push's stdin, the output of a tx command — with `too_large` (status 3), bounded memory and
+/// nothing written. `set` and `update` on the database file stream a large input instead (no
+/// limit, bounded memory): 300 MB of zero bytes is then refused as the invalid JSON it is, at
+/// its first byte, with nothing written.
 @Suite(.enabled(if: PeakMemory.available, "GNU time (/usr/bin/time) is needed to measure peak memory; run scripts/install-test-tools"))
 struct BoundedInputTests {
     static let limit = 256 * 1024 * 1024
@@ -49,21 +52,36 @@ struct BoundedInputTests {
                 sourceLocation: sourceLocation)
     }
 
+    /// A streamed input that is not JSON: refused at its first byte, in bounded memory.
+    func expectStreamedAndRefused(_ r: RunResult, peak: Int?, sourceLocation: SourceLocation = #_sourceLocation) {
+        expectError(r, status: 3, code: "invalid_json", sourceLocation: sourceLocation)
+        #expect(r.error?.message.contains("at byte 0") == true, "\(r)", sourceLocation: sourceLocation)
+        guard let peak else {
+            Issue.record("no peak memory measured: \(r)", sourceLocation: sourceLocation)
+            return
+        }
+        #expect(peak <= 96 * 1024 * 1024, "peak memory \(peak / 1024 / 1024) MiB", sourceLocation: sourceLocation)
+    }
+
     @Test func oversizedStdinIsRefusedAsItIsRead() {
         let sb = Sandbox()
         sb.seed("/a", "1")
-        for command in ["set /a -", "update /a -", "push /a -", "push /a --lines"] {
+        for command in ["push /a -", "push /a --lines"] {
             let (r, peak) = PeakMemory.run(sb, "head -c \(BoundedInputTests.oversized) /dev/zero | $MEASURE \"$RTDB\" \(command)")
             expectRefused(r, peak: peak)
+        }
+        for command in ["set /a -", "update /a -"] {
+            let (r, peak) = PeakMemory.run(sb, "head -c \(BoundedInputTests.oversized) /dev/zero | $MEASURE \"$RTDB\" \(command)")
+            expectStreamedAndRefused(r, peak: peak)
         }
         #expect(sb.get("/") == #"{"a":1}"#)
     }
 
-    @Test func oversizedDeviceFileIsRefusedAsItIsRead() {
+    @Test func endlessDeviceFileIsStreamedAndRefused() {
         let sb = Sandbox()
-        // /dev/zero has no size to check first: it is read until the limit.
+        // /dev/zero has no size to check first and no end: it is streamed, and refused at once.
         let (r, peak) = PeakMemory.run(sb, "$MEASURE \"$RTDB\" set /a --file /dev/zero")
-        expectRefused(r, peak: peak)
+        expectStreamedAndRefused(r, peak: peak)
         #expect(sb.get("/") == "null")
     }
 
@@ -72,11 +90,17 @@ struct BoundedInputTests {
         let file = sb.dir + "/big.json"
         // A sparse file: 300 MB long, no disk space used.
         try #require(FileManager.default.createFile(atPath: file, contents: nil) && truncate(file, 300_000_000) == 0)
-        for script in ["$MEASURE \"$RTDB\" set /a --file \"$0\"", "$MEASURE \"$RTDB\" update /a --file \"$0\"",
-                       "$MEASURE \"$RTDB\" set /a - < \"$0\"", "$MEASURE \"$RTDB\" push /a --lines < \"$0\""] {
+        for script in ["$MEASURE \"$RTDB\" push /a --lines < \"$0\"", "$MEASURE \"$RTDB\" push /a --file \"$0\""] {
             let (r, peak) = PeakMemory.run(sb, script.replacingOccurrences(of: "\"$0\"", with: "'\(file)'"))
             // Its size is checked before a byte is read.
             expectRefused(r, peak: peak, below: 64 * 1024 * 1024)
+            #expect(r.elapsed < 5, "\(r.elapsed)s")
+        }
+        for script in ["$MEASURE \"$RTDB\" set /a --file \"$0\"", "$MEASURE \"$RTDB\" update /a --file \"$0\"",
+                       "$MEASURE \"$RTDB\" set /a - < \"$0\""] {
+            let (r, peak) = PeakMemory.run(sb, script.replacingOccurrences(of: "\"$0\"", with: "'\(file)'"))
+            // Streamed: refused at the first byte, without reading the rest.
+            expectStreamedAndRefused(r, peak: peak)
             #expect(r.elapsed < 5, "\(r.elapsed)s")
         }
         #expect(sb.get("/") == "null")
