@@ -30,6 +30,14 @@ public protocol Indexable: Database {
     func removeIndex(_ definition: IndexDefinition) throws -> Bool
     /// Every index, in the order they were added.
     func indexes() throws -> [IndexDefinition]
+    /// As `addIndex(_:)`, telling `progress` how far the build got.
+    func addIndex(_ definition: IndexDefinition, progress: ProgressSink) throws -> Bool
+}
+
+extension Indexable {
+    public func addIndex(_ definition: IndexDefinition, progress: ProgressSink) throws -> Bool {
+        try addIndex(definition)
+    }
 }
 
 /// A database that can write out a value of any size as JSON piece by piece, in bounded

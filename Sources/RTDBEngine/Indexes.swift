@@ -53,24 +53,36 @@ extension EmbeddedDatabase {
 
     /// Creates an index and fills it from the data; false when it existed already.
     public func addIndex(_ d: IndexDefinition) throws -> Bool {
-        try writing { c in
+        try addIndex(d, progress: Progress.none)
+    }
+
+    /// As `addIndex(_:)`; `progress` counts the rows read to build it.
+    public func addIndex(_ d: IndexDefinition, progress: ProgressSink) throws -> Bool {
+        progress.begin("index", total: nil, unit: .items("rows"))
+        defer { progress.end() }
+        return try writing { c in
             if try storedIndexes(c).contains(where: { $0.definition == d }) { return false }
             let ins = try c.statement("INSERT INTO indexes(location, child) VALUES(?1, ?2)")
             ins.bind(1, text: d.location)
             ins.bind(2, text: d.childText)
             try ins.run()
             let index = StoredIndex(id: Int64(sqlite3_last_insert_rowid(c.handle)), definition: d)
-            try fillEntries(c, index, index.definition.pattern[...], below: Path.root)
+            try fillEntries(c, index, index.definition.pattern[...], below: Path.root, progress: progress)
             return true
         }
     }
 
     /// Adds the entries of every location below `at` that matches the rest of the pattern,
     /// from the data as stored.
-    func fillEntries(_ c: Connection, _ index: StoredIndex, _ rest: ArraySlice<String>, below at: Path) throws {
+    func fillEntries(_ c: Connection, _ index: StoredIndex, _ rest: ArraySlice<String>, below at: Path,
+                     progress: ProgressSink = Progress.none) throws {
         let d = index.definition
+        var rows: Int64 = 0
         try forEachLocation(c, rest, at) { location in
-            let entries = try sortValues(c, EmbeddedDatabase.encode(location), child: d.child, valueOrder: d.child == nil)
+            let entries = try sortValues(c, EmbeddedDatabase.encode(location), child: d.child, valueOrder: d.child == nil) {
+                rows += 1
+                if rows & 4095 == 0 { progress.update(done: rows) }
+            }
             let rows = try EntryRows(c)
             let parent = EmbeddedDatabase.encode(location)
             for e in entries { try rows.add(index.id, parent, sortValue: e.node, key: e.key) }

@@ -33,6 +33,7 @@ import Darwin
         let file = sb.write("big.json", text)
         let r = sb.rtdb(["set", "/x", "--file", file], timeout: 300)
         #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stderr.isEmpty, "not a terminal: no progress line")
         // The timestamp is the one stored; the rest is the parsed text.
         let stamp = sb.get("/x/alpha/when")
         let parsed = try JSONReader.parse(text.replacingOccurrences(of: #"{".sv":"timestamp"}"#, with: stamp))

@@ -25,7 +25,10 @@ enum PushCommand {
                 throw inv.usageError("push: --lines reads the values from stdin; give no other value")
             }
             let bytes = try readAll(fd: 0, limit: Limits.maxWriteBytes, what: "stdin")
-            values = try lines(bytes, at: sample)
+            let progress = TerminalProgress.forCommand(quiet: inv.quiet)
+            progress.begin("push", total: Int64(bytes.count), unit: .bytes)
+            defer { progress.end() }
+            values = try lines(bytes, at: sample) { progress.update(done: Int64($0)) }
         } else {
             let value = try ValueInput.source(inv, args: inv.positionals.dropFirst()).node()
             try WriteCheck.value(value, at: sample)
@@ -39,7 +42,8 @@ enum PushCommand {
     }
 
     /// Parses and checks every line before anything is written.
-    static func lines(_ bytes: [UInt8], at sample: Path) throws -> [Node] {
+    /// `read` is told how many bytes have been read, now and then.
+    static func lines(_ bytes: [UInt8], at sample: Path, read: (Int) -> Void = { _ in }) throws -> [Node] {
         var values: [Node] = []
         try bytes.withUnsafeBufferPointer { all in
             var start = 0
@@ -48,6 +52,7 @@ enum PushCommand {
                 var end = start
                 while end < all.count && all[end] != 0x0A { end += 1 }
                 lineNo += 1
+                if lineNo & 1023 == 0 { read(start) }
                 let line = UnsafeBufferPointer(rebasing: all[start..<end])
                 start = end + 1
                 if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) { continue }

@@ -40,6 +40,8 @@ enum SyncCommand {
         }
         var failure: RTDBError? = nil
         var acked = 0, rejected = 0
+        let progress = TerminalProgress.forCommand(quiet: inv.quiet)
+        progress.begin("sync", total: Int64(try db.queuedCount()), unit: .items("writes"))
         let stop = try db.flush { event in
             switch event {
             case .acked: acked += 1
@@ -47,8 +49,10 @@ enum SyncCommand {
                 rejected += 1
                 if failure == nil { failure = e }
             }
+            progress.update(done: Int64(acked + rejected))
             try print(event, out)
         }
+        progress.end()
         if let stop, failure == nil {
             failure = stop.error.code.exitStatus == 4 ? stop.error
                 : RTDBError(stop.error.code == .timeout ? .timeout : .unavailable, "queued writes are left: \(stop.error.message)")

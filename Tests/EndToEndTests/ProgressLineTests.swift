@@ -1,0 +1,55 @@
+import Foundation
+import Testing
+
+/// A long import or export shows one progress line on a terminal's stderr, redrawn in place
+/// and cleared at the end; nothing with -q, and nothing when stderr is not a terminal. The
+/// terminal is a pseudo-terminal made by util-linux `script`.
+@Suite struct ProgressLineTests {
+    /// Runs `sh -c SCRIPT` with stderr (and stdout) on a pseudo-terminal; returns what the
+    /// terminal showed, raw.
+    func onTerminal(_ sb: Sandbox, _ script: String, sourceLocation: SourceLocation = #_sourceLocation) throws -> String {
+        let tool = try #require(Binary.onPath("script"), "util-linux script is needed for a terminal", sourceLocation: sourceLocation)
+        let r = sb.program([tool, "-qec", script + "; echo \"status=$?\"", "/dev/null"], env: ["SHELL": "/bin/sh"], timeout: 300)
+        return r.stdout
+    }
+
+    /// The texts the line showed (each redraw starts with a carriage return and ends by erasing
+    /// the rest of the line).
+    func drawn(_ screen: String) -> [String] {
+        screen.components(separatedBy: "\r").compactMap { part in
+            guard let end = part.range(of: "\u{1B}[K") else { return nil }
+            let text = String(part[..<end.lowerBound])
+            return text.isEmpty ? nil : text
+        }
+    }
+
+    @Test func aLongImportAndExportShowTheirProgress() throws {
+        let sb = Sandbox()
+        let file = sb.write("big.json", LargeImportTests.document())
+        // The input arrives in two parts, a pause between: the import runs longer than a second.
+        let pipe = "{ head -c 17000000 '\(file)'; sleep 1.5; tail -c +17000001 '\(file)'; } | \"$RTDB\" set /x - >/dev/null"
+        let screen = try onTerminal(sb, pipe)
+        #expect(screen.hasSuffix("status=0\r\n"), "\(screen)")
+        let lines = drawn(screen)
+        #expect(!lines.isEmpty, "\(screen)")
+        // Read from a pipe: no total, so no share and no time left.
+        #expect(lines.allSatisfy { $0.hasPrefix("import: ") && $0.hasSuffix("/s") && !$0.contains("%") }, "\(lines)")
+        // Cleared at the end: the status is the next thing on the screen.
+        #expect(screen.contains("\r\u{1B}[Kstatus=0"), "\(screen)")
+
+        // From a file the total is known.
+        let fromFile = drawn(try onTerminal(sb, "\"$RTDB\" set /y --file '\(file)' >/dev/null"))
+        if let last = fromFile.last {
+            #expect(last.hasPrefix("import: ") && last.contains(" / ") && last.contains("%"), "\(fromFile)")
+        }
+
+        // An export whose reader is slow.
+        let export = try onTerminal(sb, "\"$RTDB\" get /x | { sleep 1.5; cat >/dev/null; }")
+        let shown = drawn(export)
+        #expect(!shown.isEmpty && shown.allSatisfy { $0.hasPrefix("export: ") }, "\(export)")
+
+        // -q: nothing at all.
+        let quiet = try onTerminal(sb, "\"$RTDB\" get /x -q | { sleep 1.5; cat >/dev/null; }; " + pipe.replacingOccurrences(of: "set /x -", with: "set /z - -q"))
+        #expect(quiet == "status=0\r\n", "\(quiet)")
+    }
+}
