@@ -162,6 +162,7 @@ public final class Connection {
         io.close()
         let done = onClose
         onClose = nil
-        done?()
+        // The owner may let go of this connection in `onClose`; it lives until the call ends.
+        withExtendedLifetime(self) { done?() }
     }
 }

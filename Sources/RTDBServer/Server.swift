@@ -75,7 +75,11 @@ public final class Server {
         try loop.watch(signals.readEnd) { [unowned self] _ in
             if let s = self.signals.drain().first { self.stopSignal = s }
         }
-        try loop.watch(stopPipe.read) { [unowned self] _ in self.stopSignal = SIGTERM }
+        try loop.watch(stopPipe.read) { [unowned self] _ in
+            var b = [UInt8](repeating: 0, count: 16)
+            while read(self.stopPipe.read, &b, b.count) > 0 {}
+            self.stopSignal = SIGTERM
+        }
         if let watch {
             try loop.watch(watch.fd) { [unowned self] _ in
                 watch.drain()

@@ -35,6 +35,7 @@ final class ServerConnection {
     unowned let core: ServerCore
     var id: UInt64 { link.token }
     private(set) var role = Role.http
+    /// The HTTP reader; emptied once the connection speaks something else.
     private var parser: HTTPRequestParser
     /// When the first byte of a request head still incomplete arrived (slow-loris check).
     private var headStarted: Int64? = nil
@@ -231,7 +232,7 @@ final class ServerConnection {
             let sub = core.streams.subscriber(connection: id, kind: .sse(export: s.export))
             let first = try core.streams.open(sub, file: core.namespaces.path(of: s.namespace), db: db, path: s.path, query: s.query)
             role = .stream(SSEStream(subscriber: sub, access: s.access))
-            link.outputLimit = core.options.streamBufferLimit
+            leaveHTTP()
             link.send(SSEStream.opening(first, export: s.export))
             core.log.request(req, status: 200, started: started)
         } catch {
@@ -252,11 +253,19 @@ final class ServerConnection {
             let session = RealtimeSession(id: RealtimeSession.newID(), namespace: namespace, host: host, credentials: credentials)
             core.sessionStarted(session, on: self)
             role = .realtime(session)
-            link.outputLimit = core.options.streamBufferLimit
+            leaveHTTP()
             core.log.request(req, status: 101, started: started)
             link.send(HTTPHandler.switchingProtocols(key: key))
             send([core.realtime.hello(session)])
         }
+    }
+
+    /// The connection became a stream or a session: its unsent bytes are bounded from now on,
+    /// and the HTTP reader's buffer is let go (nothing more is read as HTTP).
+    private func leaveHTTP() {
+        link.outputLimit = core.options.streamBufferLimit
+        parser = HTTPRequestParser(limits: core.options.limits)
+        headStarted = nil
     }
 
     // MARK: output
