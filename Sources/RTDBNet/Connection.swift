@@ -6,11 +6,11 @@
 /// goes out when the socket is writable again. Back-pressure is explicit: with an
 /// `outputLimit`, a peer that lets more than that many bytes pile up (a stream client that does
 /// not read) is closed rather than allowed to grow memory without bound.
-public final class Connection {
+public final class Connection: EventHandler {
     public let io: ConnectionIO
     public var fd: Int32 { io.fd }
     /// The loop's token for this connection (also its id).
-    public let token: UInt64
+    public private(set) var token: UInt64
     private unowned let loop: EventLoop
 
     public private(set) var closed = false
@@ -30,27 +30,23 @@ public final class Connection {
 
     /// Called when there is input to read (or the peer hung up): the owner then calls
     /// `readAvailable`.
-    private let onReadable: (Connection) -> Void
+    public var onReadable: (() -> Void)?
 
-    /// Registers `io` with `loop`.
-    public init(io: ConnectionIO, loop: EventLoop, onReadable: @escaping (Connection) -> Void) throws {
+    /// Registers `io` with `loop` (the loop keeps the connection until it closes).
+    public init(io: ConnectionIO, loop: EventLoop) throws {
         self.io = io
         self.loop = loop
-        self.onReadable = onReadable
         let now = monotonicMillis()
         lastInput = now
         lastOutput = now
-        var me: Connection? = nil
-        token = try loop.watch(io.fd) { ready in me?.ready(ready) }
-        me = self
-        // The loop keeps the handler, the handler keeps the connection: `close()` unwatches,
-        // which ends the cycle.
+        token = 0
+        token = try loop.watch(io.fd, handler: self)
     }
 
-    private func ready(_ r: Poller.Ready) {
+    public func ready(_ r: Poller.Ready) {
         let tlsWaitsForWritable = io.wantsWritable
         if r.writable { flush() }
-        if r.readable || r.closed || (r.writable && tlsWaitsForWritable) { onReadable(self) }
+        if r.readable || r.closed || (r.writable && tlsWaitsForWritable) { onReadable?() }
     }
 
     public var pendingOutput: Int { out.count - outStart }

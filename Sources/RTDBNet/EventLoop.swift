@@ -7,11 +7,10 @@
 /// caller's: `run` calls `afterEachTurn` once per turn. Handlers may watch, unwatch and
 /// schedule during a turn; a descriptor unwatched during a turn gets no further call in it.
 public final class EventLoop {
-    public typealias Handler = (Poller.Ready) -> Void
     public typealias TimerID = TimerQueue<() -> Void>.ID
 
     private let poller: Poller
-    private var handlers: [UInt64: Handler] = [:]
+    private var handlers: [UInt64: any EventHandler] = [:]
     private var nextToken: UInt64 = 1
     private var timers = TimerQueue<() -> Void>()
     private let clock: () -> Int64
@@ -29,13 +28,21 @@ public final class EventLoop {
     public var watchedCount: Int { handlers.count }
 
     /// Calls `handler` whenever `fd` is ready; returns the token that names the registration.
+    /// The loop keeps the handler until `unwatch`.
     @discardableResult
-    public func watch(_ fd: Int32, read: Bool = true, write: Bool = false, _ handler: @escaping Handler) throws -> UInt64 {
+    public func watch(_ fd: Int32, read: Bool = true, write: Bool = false, handler: any EventHandler) throws -> UInt64 {
         let token = nextToken
         try poller.add(fd, token: token, read: read, write: write)
         nextToken += 1
         handlers[token] = handler
         return token
+    }
+
+    /// `watch` with a closure for a handler.
+    @discardableResult
+    public func watch(_ fd: Int32, read: Bool = true, write: Bool = false,
+                      _ handler: @escaping (Poller.Ready) -> Void) throws -> UInt64 {
+        try watch(fd, read: read, write: write, handler: ClosureHandler(handler))
     }
 
     /// Changes what `fd` is watched for.
@@ -65,7 +72,7 @@ public final class EventLoop {
         let wait = timers.waitMillis(now: clock(), limit: maxWaitMillis)
         let ready = try poller.wait(timeoutMillis: Int32(clamping: wait))
         for r in ready {
-            handlers[r.token]?(r)
+            handlers[r.token]?.ready(r)
         }
         for action in timers.popDue(now: clock()) { action() }
     }
@@ -87,4 +94,15 @@ public final class EventLoop {
     public func pause(millis: Int32) {
         _ = try? poller.wait(timeoutMillis: millis)
     }
+}
+
+/// What a watched descriptor's readiness is handed to.
+public protocol EventHandler: AnyObject {
+    func ready(_ r: Poller.Ready)
+}
+
+private final class ClosureHandler: EventHandler {
+    let body: (Poller.Ready) -> Void
+    init(_ body: @escaping (Poller.Ready) -> Void) { self.body = body }
+    func ready(_ r: Poller.Ready) { body(r) }
 }

@@ -198,9 +198,7 @@ public final class Server {
                 io = .plain(fd)
             }
             let link: Connection
-            do {
-                link = try Connection(io: io, loop: loop) { [unowned self] l in self.core.readable(l) }
-            } catch {
+            do { link = try Connection(io: io, loop: loop) } catch {
                 close(fd)
                 continue
             }

@@ -22,13 +22,6 @@ final class ServerConnection {
     enum Work {
         case http(HTTPRequest)
         case realtime(RealtimeWork)
-
-        var isWrite: Bool {
-            switch self {
-            case .http(let r): return HTTPHandler.kind(r) == .write
-            case .realtime(let w): return w.isWrite
-            }
-        }
     }
 
     let link: Connection
@@ -51,6 +44,12 @@ final class ServerConnection {
     }
 
     // MARK: input
+
+    /// The socket is readable: what it has is handled as it arrives.
+    func readable() {
+        link.readAvailable(into: &core.readBuffer) { received($0) }
+        if link.closed, let why = link.failure { core.log.tlsFailure(why) }
+    }
 
     /// Bytes received: HTTP requests or WebSocket frames become queued work. Nothing more is
     /// read from a stream, nor from a connection that is closing.
@@ -155,18 +154,23 @@ final class ServerConnection {
     func runQueued() {
         while !queue.isEmpty && !link.closed && !waitingForCommit {
             let work = queue.removeFirst()
-            if work.isWrite {
-                submit(work)
-                return
-            }
             switch work {
             case .http(let req):
-                answerRead(req)
+                let kind = HTTPHandler.kind(req)
+                if kind == .write {
+                    submit(work)
+                    return
+                }
+                answerRead(req, upgrade: kind == .upgrade)
                 if case .http = role, !link.closing {} else { queue.removeAll() }
+                if case .stream = role { return }
             case .realtime(let w):
+                if w.isWrite {
+                    submit(work)
+                    return
+                }
                 if case .realtime(let session) = role { send(core.realtime.answer(w, session, connection: id)) }
             }
-            if case .stream = role { return }
         }
     }
 
@@ -200,9 +204,9 @@ final class ServerConnection {
         if !queue.isEmpty { core.schedule(self) }
     }
 
-    private func answerRead(_ req: HTTPRequest) {
+    private func answerRead(_ req: HTTPRequest, upgrade isUpgrade: Bool) {
         let started = monotonicNanos()
-        if HTTPHandler.kind(req) == .upgrade {
+        if isUpgrade {
             upgrade(req, started: started)
             return
         }
@@ -291,7 +295,8 @@ final class ServerConnection {
     func recheck() {
         switch role {
         case .stream(let s):
-            if case .end(let bytes)? = s.recheck(core.rest.canStillRead) { endStream(s, bytes) }
+            // (Most streams are not governed by rules: nothing to ask then.)
+            if s.access != nil, case .end(let bytes)? = s.recheck(core.rest.canStillRead) { endStream(s, bytes) }
         case .realtime(let session):
             if !session.access.isEmpty { send(core.realtime.recheck(session)) }
         case .http:

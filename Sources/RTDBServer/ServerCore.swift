@@ -26,9 +26,12 @@ final class ServerCore {
     private(set) var connections: [UInt64: ServerConnection] = [:]
     /// Realtime sessions by id, with their connection (a reconnecting client's `ls=`).
     private var sessions: [String: UInt64] = [:]
-    /// Connections with work they can run, in the order they got it.
+    /// Connections with work they can run, in the order they got it (and the list being run,
+    /// kept to reuse its storage).
     private var runnable: [ServerConnection] = []
-    private var readBuffer = [UInt8](repeating: 0, count: 65_536)
+    private var running: [ServerConnection] = []
+    /// Where every connection's reads land (one turn handles one read at a time).
+    var readBuffer = [UInt8](repeating: 0, count: 65_536)
 
     init(options: Server.Options, namespaces: ServerNamespaces, rest: RESTHandler, url: @escaping () -> String) {
         self.options = options
@@ -48,14 +51,8 @@ final class ServerCore {
     func add(_ link: Connection) {
         let c = ServerConnection(link: link, core: self)
         connections[link.token] = c
+        link.onReadable = { [unowned c] in c.readable() }
         link.onClose = { [unowned self, unowned c] in self.closed(c) }
-    }
-
-    /// The socket is readable: hand what it has to its connection.
-    func readable(_ link: Connection) {
-        guard let c = connections[link.token] else { return }
-        link.readAvailable(into: &readBuffer) { c.received($0) }
-        if link.closed, let why = link.failure { log.tlsFailure(why) }
     }
 
     /// A connection closed: its stream or listens end; a realtime session's onDisconnect writes
@@ -96,12 +93,12 @@ final class ServerCore {
     func serveQueued() {
         while true {
             while !runnable.isEmpty {
-                let ready = runnable
-                runnable = []
-                for c in ready {
+                swap(&running, &runnable)
+                for c in running {
                     c.scheduled = false
                     c.runQueued()
                 }
+                running.removeAll(keepingCapacity: true)
             }
             if commit.isEmpty { return }
             commit.run { files in

@@ -119,9 +119,8 @@ struct ConnectionTests {
         defer { close(peer) }
         var received: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 16)
-        let c = try Connection(io: .plain(mine), loop: loop) { c in
-            c.readAvailable(into: &buffer) { received += $0 }
-        }
+        let c = try Connection(io: .plain(mine), loop: loop)
+        c.onReadable = { c.readAvailable(into: &buffer) { received += $0 } }
         var closes = 0
         c.onClose = { closes += 1 }
         _ = Array("hello".utf8).withUnsafeBytes { write(peer, $0.baseAddress, $0.count) }
@@ -142,7 +141,7 @@ struct ConnectionTests {
         let loop = try EventLoop()
         let (mine, peer) = pair()
         defer { close(peer) }
-        let c = try Connection(io: .plain(mine), loop: loop) { _ in }
+        let c = try Connection(io: .plain(mine), loop: loop)
         c.outputLimit = 1 << 20
         let chunk = [UInt8](repeating: 0x61, count: 64 << 10)
         var sent = 0
@@ -158,7 +157,8 @@ struct ConnectionTests {
         let loop = try EventLoop()
         let (mine, peer) = pair()
         var buffer = [UInt8](repeating: 0, count: 16)
-        let c = try Connection(io: .plain(mine), loop: loop) { c in c.readAvailable(into: &buffer) { _ in } }
+        let c = try Connection(io: .plain(mine), loop: loop)
+        c.onReadable = { c.readAvailable(into: &buffer) { _ in } }
         var closed = false
         c.onClose = { closed = true }
         close(peer)
