@@ -65,6 +65,15 @@ public enum RemoteErrors {
         return RemoteFailure(kind: kind, error: error, bodyStart: start)
     }
 
+    /// True for the answer Firebase gives a request whose answer or write would be larger than
+    /// it takes at once (a read past 256 MB; a write past the `writeSizeLimit`): 400 with
+    /// "… exceeds the maximum size …", or 413. The caller may then split the work.
+    public static func isResponseTooLarge(_ r: HTTPClientResponse) -> Bool {
+        if r.status == 413 { return true }
+        guard r.status == 400, let said = message(r.body) else { return false }
+        return RemoteTarget.ascii(lowercased: said).contains("exceeds the maximum size")
+    }
+
     /// The error a command reports for the answer (`failure(_:target:what:).error`).
     public static func error(_ r: HTTPClientResponse, target: RemoteTarget, what: String) -> RTDBError {
         failure(r, target: target, what: what).error

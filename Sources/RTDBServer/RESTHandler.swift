@@ -42,6 +42,8 @@ public final class RESTHandler {
     let secret: String?
     /// Rules, tokens and indexes (RESTRules.swift).
     public var security = SecurityOptions()
+    /// The read and write size limits (ServeLimits.swift).
+    public var sizeLimits = ServeLimits()
     /// Rules put at run time, by namespace (they replace `security.rules` there).
     var namespaceRules: [String: RuleSet] = [:]
     /// Called with the namespace after its rules change (the server re-checks its streams).

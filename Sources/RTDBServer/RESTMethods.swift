@@ -73,6 +73,7 @@ extension RESTHandler {
             return .response(HTTPResponse(status: 204, headers: headers))
         }
         var body = RESTRender.json(value, pretty: r.queryValue("print") == "pretty", export: r.queryValue("format") == "export")
+        try checkResponseSize(body)
         var response: HTTPResponse
         if let callback = r.queryValue("callback") {
             body = Array(callback.utf8) + [UInt8(ascii: "(")] + body + Array(");".utf8)
@@ -113,6 +114,7 @@ extension RESTHandler {
         try WriteCheck.writable(c.path)
         let value = try bodyValue(c)
         try WriteCheck.value(value, at: c.path)
+        try checkWriteSize(c, sent: c.request.body.count, replaced: [c.path])
         if checksWrites(c.principal, c.namespace) {
             let ifMatch = c.request.header("if-match")
             return try ruledWrite(c, c.principal, [(c.path, value)]) { db, data, resolved in
@@ -143,6 +145,7 @@ extension RESTHandler {
         let value = try bodyValue(c)
         // Validated where it will live: one level below the location.
         try WriteCheck.value(value, at: c.path.appending("-AAAAAAAAAAAAAAAAAAA"))
+        try checkWriteSize(c, sent: c.request.body.count, replaced: [])
         if checksWrites(c.principal, c.namespace) {
             // The new key is chosen first: rules see it (`$id`) before anything is written.
             let key = pushIDs.next(now: clock())
@@ -173,6 +176,7 @@ extension RESTHandler {
             guard try JSONReader.parse(bytes).isNull else {
                 throw RESTError(400, "a PATCH body must be a JSON object of paths and values")
             }
+            try checkWriteSize(c, sent: bytes.count, replaced: [c.path])
             if checksWrites(c.principal, c.namespace) {
                 return try ruledWrite(c, c.principal, [(c.path, .null)]) { db, _, _ in
                     written(try db.set(c.path, .null), c, etag: nil)
@@ -182,6 +186,7 @@ extension RESTHandler {
             return written(stored, c, etag: nil)
         }
         let entries = try WriteCheck.update(raw, at: c.path)
+        try checkWriteSize(c, sent: bytes.count, replaced: entries.map { c.path.appending($0.path) })
         let resolved: [(path: Path, value: Node)]
         if checksWrites(c.principal, c.namespace) && !entries.isEmpty {
             // All paths are checked against one new tree; any refusal refuses them all.
@@ -201,6 +206,7 @@ extension RESTHandler {
     /// DELETE: remove the location; with `if-match`, only if the ETag still matches.
     func delete(_ c: Context) throws -> HTTPResponse {
         try WriteCheck.writable(c.path)
+        try checkWriteSize(c, sent: 0, replaced: [c.path])
         if checksWrites(c.principal, c.namespace) {
             let ifMatch = c.request.header("if-match")
             return try ruledWrite(c, c.principal, [(c.path, .null)]) { db, data, _ in
@@ -232,8 +238,8 @@ extension RESTHandler {
     /// The request body, within the REST write limit (256 MiB), and not empty.
     func bodyBytes(_ c: Context) throws -> [UInt8] {
         let body = c.request.body
-        if body.count > Limits.maxWriteBytes {
-            throw RESTError(400, "the write is \(body.count) bytes; the limit is \(Limits.maxWriteBytes)")
+        if body.count > sizeLimits.maxWriteBytes {
+            throw RESTError(400, "the write is \(body.count) bytes; the limit is \(sizeLimits.maxWriteBytes)")
         }
         if body.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }) { throw RESTError.invalidJSON }
         return body

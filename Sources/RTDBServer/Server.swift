@@ -26,6 +26,11 @@ public final class Server {
         /// Unsent stream bytes past which a client that does not read is dropped.
         public var streamBufferLimit = 16 << 20
         public var limits = HTTPLimits()
+        /// Firebase's size limits on one request (ServeLimits.swift); `maxWriteBytes` also caps
+        /// the bodies the HTTP reader takes.
+        public var sizes = ServeLimits() {
+            didSet { limits.maxBodyBytes = sizes.maxWriteBytes }
+        }
         /// Serve https with this certificate and key (nil: plain http).
         public var tls: TLSServerContext? = nil
         public init() {}
@@ -53,6 +58,7 @@ public final class Server {
         self.namespaces = namespaces
         let rest = RESTHandler(provider: namespaces, secret: options.secret)
         rest.security = security
+        rest.sizeLimits = options.sizes
         let listener = try TCPListener(host: options.host, port: options.port)
         self.listener = listener
         let tls = options.tls != nil

@@ -32,11 +32,23 @@ enum ServeCommand {
         try OptionValue.seconds(text, source, needs: "a number of seconds") { $0 > 0 && $0 <= 86_400 }
     }
 
+    static let maxResponseBytes = Valued<Int>("--max-response-bytes", value: "BYTES", kind: .number,
+        "answer a read larger than BYTES as Firebase answers one past its limit (default 268435456)") { text, source in
+        try OptionValue.whole(text, source, needs: "a number of bytes from 1 to 268435456") { $0 >= 1 && $0 <= Limits.maxWriteBytes }
+    }
+    static let maxWriteBytes = Valued<Int>("--max-write-bytes", value: "BYTES", kind: .number,
+        "refuse a write body larger than BYTES; writeSizeLimit levels scale with it (default 268435456)") { text, source in
+        try OptionValue.whole(text, source, needs: "a number of bytes from 256 to 268435456") { $0 >= 256 && $0 <= Limits.maxWriteBytes }
+    }
+    static let writeSizeLimit = Valued<WriteSizeLimit>("--write-size-limit", value: "LEVEL",
+        "the writeSizeLimit of writes that name none: tiny, small, medium, large or unlimited (default)")
+
     static let spec = CommandSpec(
         name: "serve", summary: "serve the database over the Firebase REST and streaming protocol",
         usage: "rtdb serve [--host ADDR] [--port N] [--data-dir DIR] [--secret TOKEN] [--rules FILE] [--tls-cert FILE --tls-key FILE] [--log]",
         options: [host.spec, port.spec, dataDir.spec, secret.spec, insecure.spec, rules.spec, projectID.spec, jwks.spec,
-                  strictIndexes.spec, tlsCert.spec, tlsKey.spec, log.spec, maxConnections.spec, idleTimeout.spec],
+                  strictIndexes.spec, tlsCert.spec, tlsKey.spec, log.spec, maxConnections.spec, idleTimeout.spec,
+                  maxResponseBytes.spec, maxWriteBytes.spec, writeSizeLimit.spec],
         description: "Serves the database file (or, with --data-dir, one file per namespace) the way the Firebase Realtime "
             + "Database emulator does: the REST API on /PATH.json, and Server-Sent Events streams for "
             + "'Accept: text/event-stream'. Point firebase-admin (FIREBASE_DATABASE_EMULATOR_HOST), curl or another "
@@ -75,6 +87,11 @@ enum ServeCommand {
         if let p = try inv.value(port) { options.port = p }
         if let n = try inv.value(maxConnections) { options.maxConnections = n }
         if let t = try inv.value(idleTimeout) { options.idleTimeoutMillis = Int64(t * 1000) }
+        var sizes = ServeLimits()
+        if let n = try inv.value(maxResponseBytes) { sizes.maxResponseBytes = n }
+        if let n = try inv.value(maxWriteBytes) { sizes.maxWriteBytes = n }
+        if let l = try inv.value(writeSizeLimit) { sizes.defaultWriteSizeLimit = l }
+        options.sizes = sizes
         options.log = inv.has(log)
         if let s = try inv.setting(secret) {
             if s.isEmpty { throw inv.usageError("--secret needs a non-empty token") }
