@@ -64,3 +64,28 @@ public protocol StreamingWrites: Database {
     /// parsed value would, all or nothing. Returns the paths written (an update's entries).
     func importJSON(_ path: Path, from source: ByteSource, as kind: ImportKind, progress: ProgressSink) throws -> [Path]
 }
+
+/// A database behind a server that limits what one request may do (Firebase): it can carry out
+/// in many bounded requests what one request may not, writing a document too large to send at
+/// once, deleting a node too large to delete at once. Neither is atomic: a failure part way
+/// leaves part of the work done.
+public protocol ChunkedWrites: Database {
+    /// Writes the JSON read from `source` at `path` as multi-path updates of at most about
+    /// `chunkBytes` each. The location must hold nothing, unless `force`: then what it holds is
+    /// removed first (`removeChunked`).
+    func writeChunked(_ path: Path, from source: ByteSource, chunkBytes: Int, force: Bool,
+                      progress: ProgressSink) throws -> ChunkedWork
+    /// Deletes `path` in as many requests as the server needs, the deepest parts first.
+    func removeChunked(_ path: Path, progress: ProgressSink) throws -> ChunkedWork
+}
+
+/// What a chunked write or delete took.
+public struct ChunkedWork: Sendable, Equatable {
+    public var requests: Int
+    /// The bytes of JSON sent (a chunked write).
+    public var bytes: Int64
+    public init(requests: Int = 0, bytes: Int64 = 0) {
+        self.requests = requests
+        self.bytes = bytes
+    }
+}

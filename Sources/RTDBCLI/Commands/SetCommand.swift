@@ -2,15 +2,27 @@ import RTDBCore
 
 enum SetCommand {
     static let serverTimestamp = Flag("--server-timestamp", "write the server time ({\".sv\":\"timestamp\"})")
+    static let chunked = Flag("--chunked", "through --url: write a document too large for one request as a sequence of "
+                              + "multi-path updates; not atomic, so only to an empty location unless --force")
+    static let chunkSize = Valued<Int>("--chunk-size", value: "BYTES", kind: .number,
+        "with --chunked: the most JSON one request carries (default 1048576)") { text, source in
+        try OptionValue.whole(text, source, needs: "a number of bytes from 1024 to 268435456") { $0 >= 1024 && $0 <= Limits.maxWriteBytes }
+    }
+    static let force = Flag("--force", "with --chunked: remove what the location holds first (in chunks too)")
 
     static let spec = CommandSpec(
         name: "set", summary: "replace the value at a path",
         usage: "rtdb set PATH (VALUE | - | --string TEXT | --file FILE | --server-timestamp)",
         arguments: [("PATH", .path, "database path"), ("VALUE", .json, "JSON value; - reads it from stdin; null deletes")],
-        options: [ValueInput.string.spec, ValueInput.file.spec, serverTimestamp.spec],
-        description: "Replaces PATH with VALUE and prints {\"path\":P,\"value\":V}, V as stored (server values resolved).",
+        options: [ValueInput.string.spec, ValueInput.file.spec, serverTimestamp.spec, chunked.spec, chunkSize.spec, force.spec],
+        description: "Replaces PATH with VALUE and prints {\"path\":P,\"value\":V}, V as stored (server values resolved). "
+            + "On the database file a value of any size is one transaction (read in bounded memory past 16 MiB). "
+            + "Through --url one request carries at most 256 MiB; --chunked writes a larger document as multi-path "
+            + "updates of --chunk-size bytes, which is not atomic: it refuses a location that holds data unless --force, "
+            + "and prints {\"path\":P,\"requests\":N,\"bytes\":B,\"atomic\":false}.",
         examples: ["rtdb set /users/alice '{\"name\":\"Alice\",\"age\":30}'", "rtdb set /motd --string 'hello world'",
-                   "curl -s https://example.com/data.json | rtdb set /imported -", "rtdb set /lastSeen --server-timestamp"],
+                   "curl -s https://example.com/data.json | rtdb set /imported -", "rtdb set /lastSeen --server-timestamp",
+                   "rtdb --url \"$RTDB_URL\" set / --file backup.json --chunked"],
         run: run)
 
     static func run(_ inv: Invocation) throws {
@@ -18,6 +30,10 @@ enum SetCommand {
         let path = try inv.path(first)
         let source = try ValueInput.source(inv, args: inv.positionals.dropFirst(), serverTimestamp: serverTimestamp)
         try WriteCheck.writable(path)
+        if inv.has(chunked) { return try runChunked(inv, path, source) }
+        if let option = [chunkSize.spec, force.spec].first(where: { inv.has($0) }) {
+            throw inv.usageError("set: \(option.long) goes with --chunked")
+        }
         let value: Node
         switch try JSONInput.open(source) {
         case .large(let input)?:
@@ -36,5 +52,33 @@ enum SetCommand {
         let receipt = try inv.database().commit(.set(path, value))
         try inv.output(committed: path).report(receipt, [[("path", .string(path.description)),
                                                          ("value", .node(receipt.values.first?.value ?? .null))]])
+    }
+
+    /// `--chunked`: the document as many bounded requests to a remote database.
+    static func runChunked(_ inv: Invocation, _ path: Path, _ source: ValueInput.ValueSource) throws {
+        let db = try inv.database(cache: .never)
+        guard let chunker = inv.capability(ChunkedWrites.self, of: db) else {
+            throw inv.usageError("set: --chunked writes through --url; the database file takes a value of any size in one transaction")
+        }
+        let stream: ByteSource
+        var keep: LargeInput? = nil
+        switch try JSONInput.open(source) {
+        case .large(let input)?:
+            keep = input
+            stream = input.source()
+        case .whole(let bytes)?:
+            stream = BytesSource(bytes)
+        case nil:
+            var text: [UInt8] = []
+            JSONWriter().write(try source.node(), into: &text)
+            stream = BytesSource(text)
+        }
+        let work = try chunker.writeChunked(path, from: stream, chunkBytes: try inv.value(chunkSize) ?? 1 << 20,
+                                            force: inv.has(force), progress: TerminalProgress.forCommand(quiet: inv.quiet))
+        withExtendedLifetime(keep) {}
+        let out = inv.output(committed: path)
+        try out.record([("path", .string(path.description)), ("requests", .int(work.requests)),
+                        ("bytes", .int(Int(work.bytes))), ("atomic", .bool(false))])
+        try out.flush()
     }
 }
