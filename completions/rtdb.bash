@@ -11,7 +11,7 @@ _rtdb_commands="get set update push remove query increment tx watch session queu
 _rtdb_global_options="--db --url --auth --access-token --credentials --cacert --timeout --persist --cache --offline --online --cache-size --connect-timeout --auth-command --pretty --quiet -q --help -h --version"
 _rtdb_query_options="--order-by-key --order-by-value --order-by-child --order-by-priority --start-at --start-after --end-at --end-before --equal-to --start-key --end-key --limit-to-first --limit-to-last"
 # Options that take a value (the next word, or after `=`).
-_rtdb_value_options="--db --url --auth --access-token --credentials --cacert --timeout --cache --cache-size --connect-timeout --auth-command --order-by-child --start-at --start-after --end-at --end-before --equal-to --start-key --end-key --limit-to-first --limit-to-last --string -s --file --max-retries --command-timeout --wait --count --exec-fail --host --port --data-dir --secret --max-connections --idle-timeout --rules --project-id --jwks --tls-cert --tls-key --on-disconnect-set --on-disconnect-update --on-disconnect-remove --on-connect-set --presence --last-online --events --transport"
+_rtdb_value_options="--db --url --auth --access-token --credentials --cacert --timeout --cache --cache-size --connect-timeout --auth-command --order-by-child --start-at --start-after --end-at --end-before --equal-to --start-key --end-key --limit-to-first --limit-to-last --string -s --file --max-retries --command-timeout --wait --count --exec-fail --host --port --data-dir --secret --max-connections --idle-timeout --max-response-bytes --max-write-bytes --write-size-limit --chunk-size --rules --project-id --jwks --tls-cert --tls-key --on-disconnect-set --on-disconnect-update --on-disconnect-remove --on-connect-set --presence --last-online --events --transport"
 # Options that take two words: PATH VALUE.
 _rtdb_pair_options="--on-disconnect-set --on-disconnect-update --on-connect-set"
 
@@ -19,7 +19,7 @@ _rtdb_pair_options="--on-disconnect-set --on-disconnect-update --on-connect-set"
 _rtdb_command_options() {
     case $1 in
         get) echo "--shallow --export --raw -r --partial" ;;
-        set) echo "--string -s --file --server-timestamp" ;;
+        set) echo "--string -s --file --server-timestamp --chunked --chunk-size --force" ;;
         update) echo "--file" ;;
         push) echo "--string -s --file --lines" ;;
         query) echo "--raw -r --partial $_rtdb_query_options" ;;
@@ -30,7 +30,7 @@ _rtdb_command_options() {
         keep) echo "$_rtdb_query_options" ;;
         cache) echo "--vacuum --all" ;;
         session) echo "--on-disconnect-set --on-disconnect-update --on-disconnect-remove --on-connect-set --presence --last-online --events --client-side --transport" ;;
-        serve) echo "--host --port --data-dir --secret --insecure --rules --project-id --jwks --strict-indexes --tls-cert --tls-key --log --max-connections --idle-timeout" ;;
+        serve) echo "--host --port --data-dir --secret --insecure --rules --project-id --jwks --strict-indexes --tls-cert --tls-key --log --max-connections --idle-timeout --max-response-bytes --max-write-bytes --write-size-limit" ;;
     esac
 }
 
@@ -127,6 +127,7 @@ _rtdb() {
             --data-dir) COMPREPLY=($(compgen -d -- "$cur")) ;;
             --exec-fail) COMPREPLY=($(compgen -W "continue stop" -- "$cur")) ;;
             --transport) COMPREPLY=($(compgen -W "realtime rest" -- "$cur")) ;;
+            --write-size-limit) COMPREPLY=($(compgen -W "tiny small medium large unlimited" -- "$cur")) ;;
             --events) _rtdb_files "$cur" ;;
             --on-disconnect-set | --on-disconnect-update | --on-disconnect-remove | --on-connect-set | --presence | --last-online)
                 _rtdb_paths "$db" "$cur" "$prog" ;;

@@ -21,7 +21,7 @@ function __rtdb_scan
         --cache --cache-size --connect-timeout --auth-command \
         --start-at --start-after --end-at --end-before --equal-to --start-key --end-key \
         --limit-to-first --limit-to-last --string -s --file --max-retries --command-timeout --wait --count --exec-fail \
-        --host --port --data-dir --secret --max-connections --idle-timeout --rules --project-id --jwks --tls-cert --tls-key \
+        --host --port --data-dir --secret --max-connections --idle-timeout --max-response-bytes --max-write-bytes --write-size-limit --chunk-size --rules --project-id --jwks --tls-cert --tls-key \
         --on-disconnect-set --on-disconnect-update --on-disconnect-remove --on-connect-set --presence --last-online --events --transport
     # Options that take two words: PATH VALUE.
     set -l pair_options --on-disconnect-set --on-disconnect-update --on-connect-set
@@ -166,6 +166,9 @@ complete -c rtdb -n '__rtdb_using get query watch' -s r -l raw -d 'print a strin
 complete -c rtdb -n '__rtdb_using set push' -s s -l string -x -d 'write TEXT as a JSON string'
 complete -c rtdb -n '__rtdb_using set push update' -l file -r -F -d 'read the JSON value from FILE'
 complete -c rtdb -n '__rtdb_using set' -l server-timestamp -d 'write the server time'
+complete -c rtdb -n '__rtdb_using set' -l chunked -d 'through --url, write in several requests (not atomic)'
+complete -c rtdb -n '__rtdb_using set' -l chunk-size -x -d 'with --chunked, the most JSON one request carries'
+complete -c rtdb -n '__rtdb_using set' -l force -d 'with --chunked, remove what the location holds first'
 complete -c rtdb -n '__rtdb_using push' -l lines -d 'push each JSON line of stdin, as one write'
 # tx
 complete -c rtdb -n '__rtdb_using tx' -l max-retries -x -d 'attempts in all before giving up (default 25 on a remote database, no limit on the embedded one)'
@@ -220,6 +223,9 @@ complete -c rtdb -n '__rtdb_using serve' -l tls-key -r -F -d 'the PEM private ke
 complete -c rtdb -n '__rtdb_using serve' -l log -d 'one JSON line per request on stderr'
 complete -c rtdb -n '__rtdb_using serve' -l max-connections -x -d 'refuse connections beyond N open ones'
 complete -c rtdb -n '__rtdb_using serve' -l idle-timeout -x -d 'drop a client silent for this many seconds'
+complete -c rtdb -n '__rtdb_using serve' -l max-response-bytes -x -d 'answer a larger read as Firebase does past its limit'
+complete -c rtdb -n '__rtdb_using serve' -l max-write-bytes -x -d 'refuse a larger write body'
+complete -c rtdb -n '__rtdb_using serve' -l write-size-limit -x -a 'tiny small medium large unlimited' -d 'the writeSizeLimit of writes that name none'
 # query and watch
 complete -c rtdb -n '__rtdb_using query watch keep' -l order-by-key -d 'order children by key (the default)'
 complete -c rtdb -n '__rtdb_using query watch keep' -l order-by-value -d 'order children by their own value'
