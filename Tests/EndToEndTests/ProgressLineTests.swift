@@ -52,4 +52,16 @@ import Testing
         let quiet = try onTerminal(sb, "\"$RTDB\" get /x -q | { sleep 1.5; cat >/dev/null; }; " + pipe.replacingOccurrences(of: "set /x -", with: "set /z - -q"))
         #expect(quiet == "status=0\r\n", "\(quiet)")
     }
+
+    @Test func aChunkedWriteShowsItsProgress() throws {
+        let sb = Sandbox()
+        let server = try #require(ServeProcess(sb, ["--max-write-bytes", "65536"]))
+        let file = sb.write("doc.json", RemoteBigDataTests.document())
+        // The input arrives in two parts, a pause between.
+        let screen = try onTerminal(sb, "{ head -c 30000 '\(file)'; sleep 1.5; tail -c +30001 '\(file)'; } | "
+                                    + "\"$RTDB\" --url '\(server.url)?ns=t' set /x - --chunked --chunk-size 2048 >/dev/null")
+        #expect(screen.hasSuffix("status=0\r\n"), "\(screen)")
+        let lines = drawn(screen)
+        #expect(!lines.isEmpty && lines.allSatisfy { $0.hasPrefix("write: ") }, "\(screen)")
+    }
 }

@@ -1,0 +1,64 @@
+import Testing
+@testable import RTDBCore
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The streaming reader's own behaviour, apart from the engine: what it hands a sink for the
+/// same text through windows of every size, and the byte sources it reads.
+@Suite struct JSONStreamReaderTests {
+    /// Records the calls as text.
+    final class Recorder: JSONStreamSink {
+        var calls: [String] = []
+        func value(_ node: Node, at keys: [String], fresh: Bool) throws {
+            calls.append("value /\(keys.joined(separator: "/")) \(JSONWriter.string(node, export: true))\(fresh ? "" : " again")")
+        }
+        func beginObject(at keys: [String], fresh: Bool) throws { calls.append("begin /\(keys.joined(separator: "/"))\(fresh ? "" : " again")") }
+        func endObject(at keys: [String], priority: Node?) throws {
+            calls.append("end /\(keys.joined(separator: "/"))" + (priority.map { " " + JSONWriter.string($0) } ?? ""))
+        }
+        func beginEntry(_ key: String) throws -> Path { calls.append("entry \(key)"); return try Path(key) }
+        func endEntry() throws { calls.append("entry end") }
+    }
+
+    func read(_ text: String, window: Int) throws -> [String] {
+        let r = Recorder()
+        try JSONStreamReader(source: BytesSource(Array(text.utf8)), sink: r, base: .root, window: window).readValue()
+        return r.calls
+    }
+
+    @Test func aValueThatFitsIsHandedWhole() throws {
+        #expect(try read(#"{"b":[1,2],"a":{".value":1,".priority":2}}"#, window: 1 << 16)
+                == [#"value / {"a":{".value":1,".priority":2},"b":{"0":1,"1":2}}"#])
+    }
+
+    @Test func aLargerObjectIsWalkedKeyByKey() throws {
+        // A key that does not come after the one before it may repeat an earlier one: "again".
+        let calls = try read(#"{"a":{"x":1},"b":[1,2],"a":{"y":2},".priority":"p"}"#, window: 16)
+        #expect(calls == ["begin /", #"value /a {"x":1}"#, #"value /b {"0":1,"1":2}"#, #"value /a {"y":2} again"#, #"end / "p""#])
+    }
+
+    @Test func numbersCutByTheWindowAreReadWhole() throws {
+        // Every window size puts the end of the window somewhere inside a number once.
+        for w in 16...40 {
+            let calls = try read(#"{"a":123456789012,"b":-1.25e-3,"c":[true,false,null]}"#, window: w)
+            #expect(calls.contains(#"value /a 123456789012"#), "window \(w): \(calls)")
+            #expect(calls.contains(#"value /b -0.00125"#), "window \(w): \(calls)")
+        }
+    }
+
+    @Test func aDescriptorSourceReadsItsPrefixThenTheRestAndSkipsAByteOrderMark() throws {
+        var fds: [Int32] = [0, 0]
+        #expect(pipe(&fds) == 0)
+        let rest: [UInt8] = Array(#"2,3]"#.utf8)
+        _ = rest.withUnsafeBytes { write(fds[1], $0.baseAddress, $0.count) }
+        close(fds[1])
+        defer { close(fds[0]) }
+        let source = DescriptorSource(fd: fds[0], what: "pipe", prefix: [0xEF, 0xBB, 0xBF] + Array("[1,".utf8))
+        let r = Recorder()
+        try JSONStreamReader(source: source, sink: r, base: .root, window: 16).readValue()
+        #expect(r.calls == [#"value / {"0":1,"1":2,"2":3}"#])
+    }
+}
