@@ -16,27 +16,28 @@ enum JSONInput {
     /// input is parsed whole (a value costs a few times its text in memory).
     static let streamAbove = 16 << 20
 
-    /// Opens the input of `source` (nil for sources that are not JSON text).
-    static func open(_ source: ValueInput.ValueSource) throws -> JSONInput? {
+    /// Opens the input of `source` (nil for sources that are not JSON text); stdin and files
+    /// larger than `streamAbove` bytes are left open as a stream.
+    static func open(_ source: ValueInput.ValueSource, streamAbove: Int = JSONInput.streamAbove) throws -> JSONInput? {
         switch source {
         case .json(let text):
             if text.utf8.count > Limits.maxWriteBytes { throw RTDBError(.tooLarge, "the value is larger than the write limit") }
             return .whole(Array(text.utf8))
         case .stdin:
-            return try open(fd: 0, what: "stdin", owned: false)
+            return try open(fd: 0, what: "stdin", owned: false, streamAbove: streamAbove)
         case .file(let f):
             let fd = openForReading(f)
             if fd < 0 {
                 let e = errno
                 throw RTDBError(e == EACCES ? .permissionDenied : .ioError, "cannot read \(f): \(String(cString: strerror(e)))")
             }
-            do { return try open(fd: fd, what: f, owned: true) } catch { close(fd); throw error }
+            do { return try open(fd: fd, what: f, owned: true, streamAbove: streamAbove) } catch { close(fd); throw error }
         case .string, .serverTimestamp:
             return nil
         }
     }
 
-    private static func open(fd: Int32, what: String, owned: Bool) throws -> JSONInput {
+    private static func open(fd: Int32, what: String, owned: Bool, streamAbove: Int) throws -> JSONInput {
         var st = stat()
         if fstat(fd, &st) == 0 && (st.st_mode & S_IFMT) == S_IFREG {
             let remaining = Int64(st.st_size) - Int64(max(lseek(fd, 0, SEEK_CUR), 0))

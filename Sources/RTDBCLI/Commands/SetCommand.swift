@@ -62,7 +62,8 @@ enum SetCommand {
         }
         let stream: ByteSource
         var keep: LargeInput? = nil
-        switch try JSONInput.open(source) {
+        // Read as it is sent, whatever its size.
+        switch try JSONInput.open(source, streamAbove: 0) {
         case .large(let input)?:
             keep = input
             stream = input.source()
