@@ -77,6 +77,7 @@ enum SetCommand {
         let work = try chunker.writeChunked(path, from: stream, chunkBytes: try inv.value(chunkSize) ?? 1 << 20,
                                             force: inv.has(force), progress: TerminalProgress.forCommand(quiet: inv.quiet))
         withExtendedLifetime(keep) {}
+        Diagnostics.note("\(path) was written in \(Quantity.of(work.requests, "request")), not atomically")
         let out = inv.output(committed: path)
         try out.record([("path", .string(path.description)), ("requests", .int(work.requests)),
                         ("bytes", .int(Int(work.bytes))), ("atomic", .bool(false))])
