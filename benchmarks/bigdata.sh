@@ -8,6 +8,7 @@
 # env:   BIGDATA_DIR   work folder (default /tmp/rtdb-bigdata; needs about 8 GB free)
 #        BIGDATA_SIZE  bytes of the large document (default 1000000000)
 #        REMOTE_SIZE   bytes of the document read and written through --url (default 300000000)
+#        BIGDATA_PARTS "local remote" (default), or one of them
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -16,6 +17,7 @@ rtdb=$(cd "$(dirname "$rtdb")" && pwd)/$(basename "$rtdb")
 dir=${BIGDATA_DIR:-/tmp/rtdb-bigdata}
 size=${BIGDATA_SIZE:-1000000000}
 rsize=${REMOTE_SIZE:-300000000}
+parts=${BIGDATA_PARTS:-local remote}
 timer=/usr/bin/time
 mkdir -p "$dir"
 cd "$dir"
@@ -24,22 +26,33 @@ for tool in jq python3 "$timer"; do
     command -v "$tool" >/dev/null 2>&1 || { echo "bigdata.sh: $tool is needed" >&2; exit 1; }
 done
 
-[ -s doc.json ] && [ "$(stat -c %s doc.json)" -ge "$((size - 100))" ] || python3 "$here/bigdata_gen.py" "$size" doc.json
-[ -s remote.json ] && [ "$(stat -c %s remote.json)" -ge "$((rsize - 100))" ] || python3 "$here/bigdata_gen.py" "$rsize" remote.json
+case " $parts " in *" local "*)
+    [ -s doc.json ] && [ "$(stat -c %s doc.json)" -ge "$((size - 100))" ] || python3 "$here/bigdata_gen.py" "$size" doc.json ;;
+esac
+case " $parts " in *" remote "*)
+    [ -s remote.json ] && [ "$(stat -c %s remote.json)" -ge "$((rsize - 100))" ] || python3 "$here/bigdata_gen.py" "$rsize" remote.json ;;
+esac
 
-# One measured run: prints "seconds peak-MiB" of COMMAND (its stdout goes to /dev/null).
+# One measured run: prints "seconds peak-MiB" of COMMAND (its stdout goes to /dev/null), or
+# "failed -" when it fails (its error is kept in measure.err).
 measure() {
-    "$timer" -f "%e %M" -o measure.out "$@" > /dev/null
-    awk '{ printf "%s %.0f\n", $1, $2 / 1024 }' measure.out
+    if "$timer" -f "%e %M" -o measure.out "$@" > /dev/null 2> measure.err; then
+        awk '{ printf "%s %.0f\n", $1, $2 / 1024 }' measure.out
+    else
+        echo "failed -"
+        cat measure.err >&2
+    fi
 }
 
 row() { printf '| %s | %s s | %s MiB |%s\n' "$1" "$2" "$3" "${4:-}"; }
 
 echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "document: $(stat -c %s doc.json) bytes"
 echo
 echo "| run | time | peak memory | requests |"
 echo "|---|---|---|---|"
+
+case " $parts " in *" local "*)
+echo "(1 GB document: $(stat -c %s doc.json) bytes)" >&2
 set -- $(measure jq -c . doc.json); row "jq -c . (1 GB)" "$1" "$2"
 set -- $(measure python3 -c 'import json, sys; json.load(open(sys.argv[1]))' doc.json); row "python3 json.load (1 GB)" "$1" "$2"
 rm -f import.db import.db-wal import.db-shm
@@ -48,9 +61,11 @@ set -- $(measure "$rtdb" --db import.db get /); row "rtdb get / (export of 1 GB)
 set -- $(measure "$rtdb" --db import.db get / --export); row "rtdb get / --export" "$1" "$2"
 set -- $(measure python3 -c 'import json, sys; json.dump(json.load(open(sys.argv[1])), sys.stdout, separators=(",", ":"))' doc.json)
 row "python3 json.load + json.dump (1 GB)" "$1" "$2"
-echo "database file: $(stat -c %s import.db) bytes"
+echo "(database file: $(stat -c %s import.db) bytes)" >&2
 rm -f import.db import.db-wal import.db-shm
+;; esac
 
+case " $parts " in *" remote "*)
 # Through --url: a server with a 16 MB answer limit and 4 MiB writes.
 rm -f served.db served.db-wal served.db-shm
 "$rtdb" --db served.db set / --file remote.json -q
@@ -74,5 +89,6 @@ kill "$server"
 wait "$server" 2>/dev/null || true
 trap - EXIT
 rm -f served.db served.db-wal served.db-shm
+;; esac
 echo
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -39,6 +39,17 @@ extension RESTHandler {
         }
 
         let db = try c.database(provider)
+        if !shallow && !(query != nil && filtered) && !etagWanted && ifNoneMatch == nil && r.queryValue("print") != "pretty",
+           let streaming = db.capability(StreamingReads.self) {
+            // Rendered from the stored rows, and given up as soon as it outgrows the limit.
+            let limit = sizeLimits.maxResponseBytes
+            var body: [UInt8] = []
+            try streaming.streamJSON(c.path, export: export, pretty: false, progress: Progress.none) { chunk in
+                if body.count + chunk.count > limit { throw RESTError(400, ServeLimits.responseTooLarge) }
+                body += chunk
+            }
+            return try respond(body: body, r, method: method, etag: nil)
+        }
         let value: Node
         if shallow {
             let listing = try db.shallow(c.path)
@@ -67,13 +78,20 @@ extension RESTHandler {
 
     /// A read's response: silent (204), JSONP (`callback`), an attachment (`download`), or JSON.
     func respond(_ value: Node, _ r: HTTPRequest, method: String, etag: String?) throws -> RESTOutcome {
+        if r.queryValue("print") == "silent" { return try respond(body: [], r, method: method, etag: etag) }
+        let body = RESTRender.json(value, pretty: r.queryValue("print") == "pretty", export: r.queryValue("format") == "export")
+        try checkResponseSize(body)
+        return try respond(body: body, r, method: method, etag: etag)
+    }
+
+    /// A read's response with its JSON already rendered.
+    func respond(body: [UInt8], _ r: HTTPRequest, method: String, etag: String?) throws -> RESTOutcome {
+        var body = body
         var headers: [(name: String, value: String)] = []
         if let etag { headers.append(("ETag", etag)) }
         if r.queryValue("print") == "silent" {
             return .response(HTTPResponse(status: 204, headers: headers))
         }
-        var body = RESTRender.json(value, pretty: r.queryValue("print") == "pretty", export: r.queryValue("format") == "export")
-        try checkResponseSize(body)
         var response: HTTPResponse
         if let callback = r.queryValue("callback") {
             body = Array(callback.utf8) + [UInt8(ascii: "(")] + body + Array(");".utf8)
