@@ -69,13 +69,18 @@ case " $parts " in *" remote "*)
 # Through --url: a server with a 16 MB answer limit and 4 MiB writes.
 rm -f served.db served.db-wal served.db-shm
 "$rtdb" --db served.db set / --file remote.json -q
-port=$((20000 + $$ % 20000))
-"$rtdb" --db served.db serve --port "$port" --max-response-bytes 16000000 --max-write-bytes 4194304 --log \
+"$rtdb" --db served.db serve --port 0 --max-response-bytes 16000000 --max-write-bytes 4194304 --log \
     > serve.out 2> serve.log &
 server=$!
 trap 'kill "$server" 2>/dev/null || true' EXIT
-sleep 1
-url="http://127.0.0.1:$port?ns=bench"
+# The listening line names the port the system chose.
+tries=0
+until grep -q '"url"' serve.out 2>/dev/null; do
+    tries=$((tries + 1))
+    [ "$tries" -lt 300 ] || { echo "bigdata.sh: rtdb serve did not start" >&2; cat serve.log >&2; exit 2; }
+    sleep 0.1
+done
+url="$(sed -n 's/.*"url":"\([^"]*\)".*/\1/p' serve.out | head -1)?ns=bench"
 before=$(wc -l < serve.log)
 set -- $(measure "$rtdb" --url "$url" get /); after=$(wc -l < serve.log)
 row "rtdb get / --url (300 MB, answers of at most 16 MB)" "$1" "$2" " $((after - before)) |"

@@ -16,11 +16,12 @@ extension RemoteDatabase: StreamingReads {
 
     public func streamJSON(_ path: Path, export: Bool, pretty: Bool, progress: ProgressSink,
                            to write: ([UInt8]) throws -> Void) throws {
+        // No ETag is asked for: a command that only prints the value has no use for it, and the
+        // server would have to hash the whole value before it could answer.
         let params: [(name: String, value: String)] = export ? [("format", "export")] : []
-        let r = try send("GET", path, params: params, headers: export ? [] : [("X-Firebase-ETag", "true")], idempotent: true)
+        let r = try send("GET", path, params: params, idempotent: true)
         if !RemoteErrors.isResponseTooLarge(r) {
             let v = try value(r, "a read of \(path)")
-            if !export, let tag = r.header("etag") { tagged = (path, v, tag) }
             var out: [UInt8] = []
             JSONWriter(pretty: pretty, export: export).write(v, into: &out)
             try write(out)

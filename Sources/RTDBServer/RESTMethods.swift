@@ -39,15 +39,9 @@ extension RESTHandler {
         }
 
         let db = try c.database(provider)
-        if !shallow && !(query != nil && filtered) && !etagWanted && ifNoneMatch == nil && r.queryValue("print") != "pretty",
-           let streaming = db.capability(StreamingReads.self) {
-            // Rendered from the stored rows, and given up as soon as it outgrows the limit.
-            let limit = sizeLimits.maxResponseBytes
-            var body: [UInt8] = []
-            try streaming.streamJSON(c.path, export: export, pretty: false, progress: Progress.none) { chunk in
-                if body.count + chunk.count > limit { throw RESTError(400, ServeLimits.responseTooLarge) }
-                body += chunk
-            }
+        if !shallow && !etagWanted && ifNoneMatch == nil && r.queryValue("print") != "pretty",
+           let streaming = db.capability(StreamingReads.self),
+           let body = try streamedRead(c, streaming, query: filtered ? query : nil, export: export) {
             return try respond(body: body, r, method: method, etag: nil)
         }
         let value: Node
