@@ -89,3 +89,11 @@ public struct ChunkedWork: Sendable, Equatable {
         self.bytes = bytes
     }
 }
+
+/// A database that can name the children a key-ordered query selects without reading their
+/// values (the embedded file seeks to each).
+public protocol KeyWindowReads: Database {
+    /// The selected keys in key order; nil when the query is not key-ordered or its bounds
+    /// cannot be used so.
+    func windowKeys(_ path: Path, _ query: Query) throws -> [String]?
+}

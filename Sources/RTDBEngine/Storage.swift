@@ -319,6 +319,16 @@ extension EmbeddedDatabase {
     /// the bounds become a key range and each child is found by one seek. Nil when a bound
     /// cannot be expressed as a key range (the caller then filters the whole location).
     func keyWindow(_ c: Connection, _ path: Path, _ query: Query, export: Bool) throws -> [Node.Entry]? {
+        guard let keys = try keyWindowKeys(c, path, query) else { return nil }
+        return try keys.map { k in
+            let child = path.appending(k)
+            return Node.Entry(k, export ? try readExport(c, child) : try read(c, child))
+        }
+    }
+
+    /// The keys of the children a key-ordered window selects, in key order, without reading
+    /// their values (see `keyWindow`).
+    func keyWindowKeys(_ c: Connection, _ path: Path, _ query: Query) throws -> [String]? {
         let enc = EmbeddedDatabase.encode(path)
         var (lo, hi) = StorageKey.descendants(enc)
         if let b = query.start {
@@ -348,10 +358,7 @@ extension EmbeddedDatabase {
             return keys.count < n
         }
         if descending { keys.reverse() }
-        return try keys.map { k in
-            let child = path.appending(k)
-            return Node.Entry(k, export ? try readExport(c, child) : try read(c, child))
-        }
+        return keys
     }
 
     /// A limited query ordered by value or child, without materialising every child: scan the

@@ -1,6 +1,13 @@
 import CSQLite
 import RTDBCore
 
+extension EmbeddedDatabase: KeyWindowReads {
+    public func windowKeys(_ path: Path, _ query: Query) throws -> [String]? {
+        guard case .key = query.order, !path.isPriority else { return nil }
+        return try reading([]) { c in try keyWindowKeys(c, path, query) }
+    }
+}
+
 extension EmbeddedDatabase: StreamingReads {
     /// Writes the value at `path` as JSON straight from its rows, in storage order, without
     /// building it: memory stays bounded by the output buffer, one open object per level, and

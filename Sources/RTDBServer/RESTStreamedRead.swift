@@ -13,9 +13,10 @@ extension RESTHandler {
             try db.streamJSON(c.path, export: export, pretty: false, progress: Progress.none) { try body.append($0) }
             return body.bytes
         }
-        guard case .key = query.order else { return nil }
-        // The window's keys from the shallow listing, then each child from its rows.
-        guard case .object(let window) = query.windowValue(of: try db.shallow(c.path)) else { return Array("null".utf8) }
+        // The window's keys, found by seeking to each, then each child from its rows.
+        guard let keys = try db.capability(KeyWindowReads.self)?.windowKeys(c.path, query) else { return nil }
+        if keys.isEmpty { return Array("null".utf8) }
+        let window = keys.map { Node.Entry($0, .bool(true)) }
         let array = export ? nil : JSONWriter.arrayLength(window)
         try body.append([array == nil ? UInt8(ascii: "{") : UInt8(ascii: "[")])
         var next = 0
