@@ -45,7 +45,10 @@ extension RESTHandler {
             return try respond(body: body, r, method: method, etag: nil)
         }
         let value: Node
-        if shallow {
+        if shallow, let q = query, filtered, let keys = try db.capability(KeyWindowReads.self)?.windowKeys(c.path, q), !keys.isEmpty {
+            // A page of keys, found by seeking to each (no listing of the whole location).
+            value = .object(keys.map { Node.Entry($0, .bool(true)) })
+        } else if shallow {
             let listing = try db.shallow(c.path)
             if let q = query, listing.isObject {
                 value = q.windowValue(of: listing)
