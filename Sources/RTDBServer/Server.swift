@@ -3,7 +3,11 @@ import RTDBEngine
 import RTDBNet
 import RTDBRules
 import RTDBWire
+#if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// `rtdb serve`: one thread, one epoll loop, owning every socket.
 ///
@@ -135,7 +139,7 @@ public final class Server {
         setNonBlocking(fds[1])
         stopPipe = (fds[0], fds[1])
         if let watchFolder { watch = try? FolderWatch(folder: watchFolder) }
-        raiseDescriptorLimit(to: options.maxConnections + 64)
+        raiseOpenFileLimit(to: options.maxConnections + 64)
         streams = ServerStreams(deliver: { [unowned self] subs, event in self.deliver(subs, event) })
         handler.onRulesChanged = { [unowned self] ns in
             self.recheckStreams()
@@ -652,13 +656,4 @@ public final class Server {
         JSONWriter.appendString(s, to: &out)
         return String(decoding: out, as: UTF8.self)
     }
-}
-
-private func raiseDescriptorLimit(to wanted: Int) {
-    var rl = rlimit()
-    guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &rl) == 0 else { return }
-    let want = rlim_t(wanted)
-    if rl.rlim_cur >= want { return }
-    rl.rlim_cur = min(want, rl.rlim_max)
-    _ = setrlimit(Int32(RLIMIT_NOFILE.rawValue), &rl)
 }
