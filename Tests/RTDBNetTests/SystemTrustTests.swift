@@ -94,3 +94,34 @@ import Testing
         }
     }
 }
+
+/// macOS trusts the roots of its keychain, exported by `security find-certificate -a -p` and
+/// added to the store from memory. The export's reading and the loading are checked here with
+/// the test CA in place of the keychain.
+@Suite struct KeychainRootsTests {
+    @Test func theExportIsTheCommandsOutputWhenItHoldsACertificate() throws {
+        let ca = TestPKI.file("ca.pem")
+        let pem = try #require(KeychainRoots.export("cat '\(ca)' '\(TestPKI.file("other-ca.pem"))'"))
+        #expect(pem == Array((TestPKI.read("ca.pem") + TestPKI.read("other-ca.pem")).utf8))
+        #expect(KeychainRoots.export("echo no certificates here") == nil)
+        #expect(KeychainRoots.export("exit 3") == nil)
+        // A keychain that cannot be read fails the command but leaves the other's roots.
+        #expect(KeychainRoots.export("cat '\(ca)'; exit 1") != nil)
+        #expect(KeychainRoots.command.hasPrefix("/usr/bin/security find-certificate -a -p "))
+    }
+
+    @Test func certificatesGivenInMemoryVerifyAChainAndOthersDoNot() throws {
+        let server = try #require(OpenSSLServer(cert: TestPKI.file("server.pem"), key: TestPKI.file("server.key")))
+        func connect(_ pem: String) throws {
+            let tcp = try TCPStream.connect(host: "127.0.0.1", port: server.port, timeoutMillis: 5_000)
+            let trust = SystemTrust(file: nil, directories: nil, certificates: Array(pem.utf8))
+            let tls = try TLSClientStream.connect(over: tcp, host: "localhost", caFile: nil, timeoutMillis: 5_000, trust: trust)
+            tls.close()
+        }
+        // The right root among others, as a keychain export lists them.
+        try connect(TestPKI.read("other-ca.pem") + TestPKI.read("ca.pem"))
+        #expect(throws: TLSError.verification("certificate verify failed: unable to get local issuer certificate")) {
+            try connect(TestPKI.read("other-ca.pem"))
+        }
+    }
+}
