@@ -50,7 +50,9 @@ final class CommitCheck: CommitWatch {
     }
 
     func collect(into wake: inout CommitSignal.Wake) {
-        for path in logs where look(path) {
+        // An empty log holds no commit: the one a reader's connection creates is no news, and
+        // a checkpoint that emptied the log also wrote the file, which is looked at below.
+        for path in logs where look(path) && (stamps[path]?.size ?? 0) > 0 {
             wake.written = true
         }
         for path in files where look(path) {
