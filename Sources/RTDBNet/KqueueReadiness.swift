@@ -7,12 +7,18 @@ import Glibc
 
 /// Readiness on macOS and the BSDs: one kqueue, level-triggered (no EV_CLEAR), the token in each
 /// event's udata. It follows `EpollReadiness` step for step; the differences are kqueue's:
-/// reading and writing are two filters (EVFILT_READ, EVFILT_WRITE), registered together and
-/// switched with EV_ENABLE / EV_DISABLE, and their two events for one descriptor are merged into
-/// one `Ready`. A hang-up is EV_EOF on an enabled filter (epoll reports it even with none).
+/// reading and writing are two filters (EVFILT_READ, EVFILT_WRITE), each added when wanted
+/// (EV_ADD) and deleted when no longer wanted (EV_DELETE), so this keeps which ones a descriptor
+/// has and under which token; their two events for one descriptor are merged into one `Ready`.
+/// A filter whose token changes is deleted and added again (EV_ADD on a registered filter
+/// modifies it on macOS and FreeBSD, but not in every kqueue). A hang-up is EV_EOF on a
+/// registered filter (epoll reports it even with none).
 final class KqueueReadiness: ReadinessBackend {
     private let fd: Int32
     private var buffer: [kevent]
+    /// The filters each descriptor has (a closed descriptor loses them in the kernel; a stale
+    /// entry here only costs a deletion that fails quietly).
+    private var registered: [Int32: (read: Bool, write: Bool, token: UInt64)] = [:]
 
     init(capacity: Int) throws {
         fd = kqueue()
@@ -33,12 +39,28 @@ final class KqueueReadiness: ReadinessBackend {
     }
 
     private func control(_ target: Int32, _ token: UInt64, read: Bool, write: Bool) throws {
-        var changes = [KqueueReadiness.change(target, Int32(EVFILT_READ), EV_ADD | (read ? EV_ENABLE : EV_DISABLE), token),
-                       KqueueReadiness.change(target, Int32(EVFILT_WRITE), EV_ADD | (write ? EV_ENABLE : EV_DISABLE), token)]
-        if kevent(fd, &changes, Int32(changes.count), nil, 0, nil) != 0 { throw NetError.system("kevent", errno) }
+        let old = registered[target] ?? (false, false, token)
+        let retoken = old.token != token
+        // Deletions one at a time, failures ignored: the filter may be gone with a closed descriptor.
+        if old.read && (!read || retoken) { delete(target, Int32(EVFILT_READ)) }
+        if old.write && (!write || retoken) { delete(target, Int32(EVFILT_WRITE)) }
+        var changes: [kevent] = []
+        if read && (!old.read || retoken) { changes.append(KqueueReadiness.change(target, Int32(EVFILT_READ), EV_ADD, token)) }
+        if write && (!old.write || retoken) { changes.append(KqueueReadiness.change(target, Int32(EVFILT_WRITE), EV_ADD, token)) }
+        registered[target] = (read, write, token)
+        if !changes.isEmpty && kevent(fd, &changes, Int32(changes.count), nil, 0, nil) != 0 {
+            throw NetError.system("kevent", errno)
+        }
+    }
+
+    private func delete(_ target: Int32, _ filter: Int32) {
+        var change = KqueueReadiness.change(target, filter, EV_DELETE, 0)
+        _ = kevent(fd, &change, 1, nil, 0, nil)
     }
 
     func add(_ target: Int32, token: UInt64, read: Bool, write: Bool) throws {
+        // A new descriptor: what is noted under its number belongs to a closed one.
+        registered[target] = nil
         try control(target, token, read: read, write: write)
     }
 
@@ -47,9 +69,9 @@ final class KqueueReadiness: ReadinessBackend {
     }
 
     func remove(_ target: Int32) {
-        var changes = [KqueueReadiness.change(target, Int32(EVFILT_READ), EV_DELETE, 0),
-                       KqueueReadiness.change(target, Int32(EVFILT_WRITE), EV_DELETE, 0)]
-        _ = kevent(fd, &changes, Int32(changes.count), nil, 0, nil)
+        guard let old = registered.removeValue(forKey: target) else { return }
+        if old.read { delete(target, Int32(EVFILT_READ)) }
+        if old.write { delete(target, Int32(EVFILT_WRITE)) }
     }
 
     func wait(timeoutMillis: Int32) throws -> [Poller.Ready] {

@@ -77,7 +77,7 @@ public final class VnodeWatch {
     /// removed or renamed away (it is no longer watched then).
     public func drain() -> [(path: String, gone: Bool)] {
         var out: [(path: String, gone: Bool)] = []
-        var events = [kevent](repeating: kevent(), count: 32)
+        var events: [kevent] = Array(repeating: kevent(), count: 32)
         var zero = timespec()
         while true {
             let n = kevent(fd, nil, 0, &events, Int32(events.count), &zero)
