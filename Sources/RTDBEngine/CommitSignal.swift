@@ -68,6 +68,8 @@ final class CommitSignal {
         let source = self.source
         let deadline = monotonicNanos() + nanos
         var wake = Wake()
+        // The descriptors to wait on, kept on the stack (a watcher's every look goes through here).
+        var fds = (pollfd(), pollfd())
         while true {
             let now = monotonicNanos()
             let left = deadline > now ? deadline - now : 0
@@ -75,26 +77,33 @@ final class CommitSignal {
             let step = source.descriptor >= 0 ? left : min(left, source.checkInterval)
             // poll ignores a negative descriptor. Events 0 on `hangup`: only POLLERR/POLLHUP/
             // POLLNVAL are reported (a closed reader).
-            var fds = [pollfd(fd: source.descriptor, events: Int16(POLLIN), revents: 0),
-                       pollfd(fd: hangup, events: 0, revents: 0)]
+            fds.0 = pollfd(fd: source.descriptor, events: Int16(POLLIN), revents: 0)
+            fds.1 = pollfd(fd: hangup, events: 0, revents: 0)
             // poll counts whole milliseconds: round up, so a wait never spins.
-            let r = poll(&fds, 2, Int32(min((step + 999_999) / 1_000_000, 60_000)))
+            let timeout = Int32(min((step + 999_999) / 1_000_000, 60_000))
+            let r = withUnsafeMutableBytes(of: &fds) { raw in
+                poll(raw.baseAddress?.assumingMemoryBound(to: pollfd.self), 2, timeout)
+            }
             if r < 0 && errno != EINTR { sleep(nanos: left); return wake }
-            if source.descriptor < 0 || (r > 0 && fds[0].revents != 0) { source.collect(into: &wake) }
-            if r > 0 && fds[1].revents != 0 { wake.hangup = true }
+            if source.descriptor < 0 || (r > 0 && fds.0.revents != 0) { source.collect(into: &wake) }
+            if r > 0 && fds.1.revents != 0 { wake.hangup = true }
             if wake.written || wake.fileEvent || wake.hangup || monotonicNanos() >= deadline { return wake }
         }
     }
 
-    /// The names to follow for `file`: itself and, when it is a symbolic link, its target.
+    /// The names to follow for `file`: itself and, when it is a symbolic link, its target (not
+    /// when the name only differs by its folder's spelling, such as a relative path).
     static func targets(of file: String) -> [String] {
-        var targets = [file]
-        if let real = realpath(file, nil) {
-            let resolved = String(cString: real)
-            free(real)
-            if resolved != file { targets.append(resolved) }
-        }
-        return targets
+        guard let resolved = realPath(file), resolved != file else { return [file] }
+        let folder = realPath(FileAccess.folder(of: file)) ?? FileAccess.folder(of: file)
+        let base = String(decoding: baseName(file), as: UTF8.self)
+        return resolved == (folder == "/" ? "" : folder) + "/" + base ? [file] : [file, resolved]
+    }
+
+    private static func realPath(_ path: String) -> String? {
+        guard let real = realpath(path, nil) else { return nil }
+        defer { free(real) }
+        return String(cString: real)
     }
 
     /// The last component of `path`, as bytes (how notifications name files).

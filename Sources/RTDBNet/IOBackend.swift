@@ -10,9 +10,9 @@ import Darwin
 ///   macOS, FreeBSD and the other BSDs: kqueue for both (EVFILT_READ/WRITE; EVFILT_VNODE on
 ///   the database file, its write-ahead log and their folder). Any other system: `posix`.
 /// * `posix`: what every POSIX system has. Readiness is poll(2); a commit is noticed by a
-///   periodic stat(2) of the database file and its write-ahead log (`CommitCheck`, every 10 ms
-///   while commits come, every 100 ms after a second without one); `rtdb serve` notices other
-///   processes' commits on its 250 ms feed check. Wake-ups between threads and from signal
+///   periodic stat(2) of the database file and its write-ahead log (`CommitCheck`: every 10 ms
+///   while commits come, 50 ms after a quiet second, 250 ms after ten); `rtdb serve` notices
+///   other processes' commits on its 250 ms feed check. Wake-ups between threads and from signal
 ///   handlers are self-pipes on every back-end.
 ///
 /// `native` is the default. `RTDB_IO_BACKEND=posix` chooses `posix` for the whole process (so
