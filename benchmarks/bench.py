@@ -470,13 +470,13 @@ def pct(xs, q):
     return xs[min(len(xs) - 1, max(0, int(round(q * len(xs) + 0.5)) - 1))]
 
 
-def commit_to_event(ctx, db, path, reader, writes, warmup, gap, first=0):
+def commit_to_event(ctx, db, path, reader, writes, warmup, gap, start=0):
     """Writes path/k from a fresh `rtdb set` process each time. The writer prints its line only
     after COMMIT returns, so the arrival of that line on the harness's pipe marks the commit;
     the event line's arrival on the watcher's pipe is timed by the same clock. Returns the
     latencies in ms and the upper bounds from the server timestamp (see watch_latencies)."""
     lat, upper = [], []
-    for i in range(first, first + warmup + writes):
+    for i in range(start, start + warmup + writes):
         value = json.dumps({"n": i, "x": i, "t": {".sv": "timestamp"}})
         p = subprocess.Popen(ctx.cmd(db, "set", f"{path}/k", value), stdin=DEVNULL, stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, env=ctx.env)
@@ -491,7 +491,7 @@ def commit_to_event(ctx, db, path, reader, writes, warmup, gap, first=0):
         written = json.loads(first + rest)["value"]
         t_line, _ = reader.wait_for(
             lambda e: isinstance(e.get("value"), dict) and e["value"].get("n") == i, timeout=10)
-        if i - first >= warmup:
+        if i - start >= warmup:
             lat.append((t_line - t_commit) * 1000.0)
             upper.append(t_line * 1000.0 - written["t"])
         time.sleep(gap)
@@ -543,12 +543,12 @@ def bench_e(ctx, res, writes, idle_secs, crowd):
             f"{one:.3f}% of a core", "" if posix else "≤ 0.1%", None if posix else one <= 0.1)
     # A commit that comes after a quiet spell: the notifications see it as fast as any; the
     # portable check looks less often the longer the file stays quiet.
-    after_idle, _ = commit_to_event(ctx, db, "/live", reader, 1, 0, 0, first=100_000)
+    after_idle, _ = commit_to_event(ctx, db, "/live", reader, 1, 0, 0, start=100_000)
     res.add("e", f"  a commit after {secs:.0f} s of quiet → event line", f"{after_idle[0]:.2f} ms", "", None)
     after_pause = []
     for k in range(5):
         time.sleep(2.0)
-        lat1, _ = commit_to_event(ctx, db, "/live", reader, 1, 0, 0, first=100_001 + k)
+        lat1, _ = commit_to_event(ctx, db, "/live", reader, 1, 0, 0, start=100_001 + k)
         after_pause += lat1
     res.add("e", "  a commit after 2 s of quiet → event line, median of 5", f"{med(after_pause):.2f} ms", "", None)
     ctx.stop(w)
