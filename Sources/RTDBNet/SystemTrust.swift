@@ -94,25 +94,46 @@ struct SystemTrust: Equatable {
 /// prints for the system's root store and the System keychain (where an administrator adds
 /// a company's CA). Read once per process, when the first TLS connection is made.
 enum KeychainRoots {
-    static let command = "/usr/bin/security find-certificate -a -p "
-        + "/System/Library/Keychains/SystemRootCertificates.keychain /Library/Keychains/System.keychain 2>/dev/null"
+    static let command = ["/usr/bin/security", "find-certificate", "-a", "-p",
+                          "/System/Library/Keychains/SystemRootCertificates.keychain",
+                          "/Library/Keychains/System.keychain"]
 
     #if os(macOS)
     static let system: [UInt8]? = export(command)
     #endif
 
-    /// The standard output of the shell command `command` when it holds a PEM certificate
-    /// (whatever its exit status: one keychain that cannot be read leaves the other's), else nil.
-    static func export(_ command: String) -> [UInt8]? {
-        guard let pipe = popen(command, "r") else { return nil }
+    /// The standard output of the program `argv` (run directly, stdin and stderr on /dev/null)
+    /// when it holds a PEM certificate, whatever its exit status (one keychain that cannot be
+    /// read leaves the other's), else nil. posix_spawn, because Darwin keeps popen from Swift.
+    static func export(_ argv: [String]) -> [UInt8]? {
+        guard let program = argv.first else { return nil }
+        var fds: [Int32] = [-1, -1]
+        guard pipe(&fds) == 0 else { return nil }
+        var actions = emptySpawnFileActions()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_adddup2(&actions, fds[1], 1)
+        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        posix_spawn_file_actions_addclose(&actions, fds[0])
+        posix_spawn_file_actions_addclose(&actions, fds[1])
+        var cargs: [UnsafeMutablePointer<CChar>?] = argv.map { strdup($0) } + [nil]
+        defer { for p in cargs { free(p) } }
+        var pid: pid_t = 0
+        let rc = posix_spawn(&pid, program, &actions, nil, &cargs, processEnvironment)
+        _ = close(fds[1])
+        defer { _ = close(fds[0]) }
+        guard rc == 0 else { return nil }
         var out: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 65_536)
         while true {
-            let n = fread(&chunk, 1, chunk.count, pipe)
-            if n <= 0 { break }
-            out.append(contentsOf: chunk[0..<n])
+            let n = read(fds[0], &chunk, chunk.count)
+            if n > 0 { out.append(contentsOf: chunk[0..<n]); continue }
+            if n < 0 && errno == EINTR { continue }
+            break
         }
-        _ = pclose(pipe)
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
         let marker = Array("-----BEGIN CERTIFICATE-----".utf8)
         guard out.count >= marker.count,
               (0...(out.count - marker.count)).contains(where: { out[$0..<($0 + marker.count)].elementsEqual(marker) })

@@ -99,15 +99,16 @@ import Testing
 /// added to the store from memory. The export's reading and the loading are checked here with
 /// the test CA in place of the keychain.
 @Suite struct KeychainRootsTests {
-    @Test func theExportIsTheCommandsOutputWhenItHoldsACertificate() throws {
+    @Test func theExportIsTheProgramsOutputWhenItHoldsACertificate() throws {
         let ca = TestPKI.file("ca.pem")
-        let pem = try #require(KeychainRoots.export("cat '\(ca)' '\(TestPKI.file("other-ca.pem"))'"))
+        let pem = try #require(KeychainRoots.export(["/bin/cat", ca, TestPKI.file("other-ca.pem")]))
         #expect(pem == Array((TestPKI.read("ca.pem") + TestPKI.read("other-ca.pem")).utf8))
-        #expect(KeychainRoots.export("echo no certificates here") == nil)
-        #expect(KeychainRoots.export("exit 3") == nil)
+        #expect(KeychainRoots.export(["/bin/echo", "no certificates here"]) == nil)
+        #expect(KeychainRoots.export(["/bin/sh", "-c", "exit 3"]) == nil)
+        #expect(KeychainRoots.export(["/nonexistent/security"]) == nil)
         // A keychain that cannot be read fails the command but leaves the other's roots.
-        #expect(KeychainRoots.export("cat '\(ca)'; exit 1") != nil)
-        #expect(KeychainRoots.command.hasPrefix("/usr/bin/security find-certificate -a -p "))
+        #expect(KeychainRoots.export(["/bin/sh", "-c", "cat \"$0\"; exit 1", ca]) != nil)
+        #expect(KeychainRoots.command.prefix(4) == ["/usr/bin/security", "find-certificate", "-a", "-p"])
     }
 
     @Test func certificatesGivenInMemoryVerifyAChainAndOthersDoNot() throws {
