@@ -136,23 +136,21 @@ public var processEnvironment: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?
     #endif
 }
 
-/// The absolute path of the running executable, or nil when the system cannot say.
+/// The absolute path of the running executable (Linux, macOS), or nil when the system cannot say.
 public func executablePath() -> String? {
-    var buf = [CChar](repeating: 0, count: 4096)
     #if os(Linux)
+    var buf = [CChar](repeating: 0, count: 4096)
     let n = readlink("/proc/self/exe", &buf, buf.count - 1)
     guard n > 0 else { return nil }
     return String(decoding: buf[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
     #elseif canImport(Darwin)
+    var buf = [CChar](repeating: 0, count: 4096)
     var size = UInt32(buf.count)
     guard _NSGetExecutablePath(&buf, &size) == 0 else { return nil }
     return cString(buf)
-    #elseif os(FreeBSD)
-    var mib: [Int32] = [CTL_KERN, KERN_PROC, KERN_PROC_PATHNAME, -1]
-    var size = buf.count
-    guard sysctl(&mib, 4, &buf, &size, nil, 0) == 0 else { return nil }
-    return cString(buf)
     #else
+    // FreeBSD has sysctl(KERN_PROC_PATHNAME), which its C module may not declare to Swift:
+    // callers fall back to argv[0].
     return nil
     #endif
 }
