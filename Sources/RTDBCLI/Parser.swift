@@ -56,6 +56,14 @@ enum Parser {
                         words.append(args[i])
                         i += 1
                     }
+                    // Optional words: what follows, up to the next option or `--`.
+                    var extra = 0
+                    while extra < spec.optionalWords, i < args.count, args[i] != "--", !isOption(args[i]) {
+                        if invalid.contains(i) { throw notUTF8(option: spec) }
+                        words.append(args[i])
+                        i += 1
+                        extra += 1
+                    }
                     // Words of a command line never hold NUL: it separates the words of one option.
                     // (A single word is kept as it is: the generic `joined` costs a conformance
                     // look-up at start-up, ~100,000 instructions, for nothing.)

@@ -15,11 +15,14 @@ public struct OptionSpec: Sendable {
     public let choices: [String]
     /// How many words the option takes (1, or 2 for `--on-disconnect-set PATH VALUE`).
     public let arity: Int
+    /// How many more words it takes when they are there: the words that follow, up to the next
+    /// option or `--` (`--presence P [VALUE]`).
+    public let optionalWords: Int
     /// The option may be given more than once; `Invocation.occurrences(of:)` keeps the order.
     public let repeatable: Bool
 
     public init(_ long: String, short: String? = nil, value: String? = nil, kind: ValueKind = .none,
-                choices: [String] = [], arity: Int = 1, repeatable: Bool = false, _ help: String) {
+                choices: [String] = [], arity: Int = 1, optionalWords: Int = 0, repeatable: Bool = false, _ help: String) {
         self.long = long
         self.short = short
         self.value = value
@@ -27,6 +30,7 @@ public struct OptionSpec: Sendable {
         self.help = help
         self.choices = choices
         self.arity = value == nil ? 0 : arity
+        self.optionalWords = value == nil ? 0 : optionalWords
         self.repeatable = repeatable
     }
 
@@ -72,8 +76,8 @@ public enum Registry {
 
     public static let commands: [CommandSpec] = [
         GetCommand.spec, SetCommand.spec, UpdateCommand.spec, PushCommand.spec, RemoveCommand.spec,
-        QueryCommand.spec, IncrementCommand.spec, TxCommand.spec, WatchCommand.spec, SessionCommand.spec, QueueCommand.spec, SyncCommand.spec, KeepCommand.spec, CacheCommand.spec, IndexCommand.spec, ServeCommand.spec, RulesCommand.spec, HelpCommand.spec,
-        CompleteCommand.spec,
+        QueryCommand.spec, IncrementCommand.spec, TxCommand.spec, WatchCommand.spec, SessionCommand.spec, OnDisconnectCommand.spec, QueueCommand.spec, SyncCommand.spec, KeepCommand.spec, CacheCommand.spec, IndexCommand.spec, ServeCommand.spec, RulesCommand.spec, HelpCommand.spec,
+        CompleteCommand.spec, TetherCommand.spec,
     ]
 
     /// The command called `name`. Builds that one spec only, not the whole `commands` list:
@@ -92,6 +96,7 @@ public enum Registry {
         case "tx": return TxCommand.spec
         case "watch": return WatchCommand.spec
         case "session": return SessionCommand.spec
+        case "on-disconnect": return OnDisconnectCommand.spec
         case "queue": return QueueCommand.spec
         case "sync": return SyncCommand.spec
         case "keep": return KeepCommand.spec
@@ -101,6 +106,7 @@ public enum Registry {
         case "rules": return RulesCommand.spec
         case "help": return HelpCommand.spec
         case "__complete": return CompleteCommand.spec
+        case "__tether": return TetherCommand.spec
         default: return nil
         }
     }

@@ -11,6 +11,7 @@ import Darwin
 /// Bounded: output past `outputLimit` bytes, a run longer than `timeoutSeconds`, or (when
 /// `interruptible`) SIGINT or SIGTERM to rtdb stop the command, and its whole process group
 /// when it has one of its own (`ownGroup`), before the error is thrown; nothing is left running.
+/// A `tethered` command is stopped even when rtdb dies without stopping it (`Tether`).
 enum Subprocess {
     struct Result {
         var status: Int32       // exit status, or 128 + signal
@@ -53,7 +54,7 @@ enum Subprocess {
 
     static func run(_ argv: [String], input: [UInt8], captureOutput: Bool = true,
                     outputLimit: Int = Int.max, timeoutSeconds: Double? = nil,
-                    interruptible: Bool = false, ownGroup: Bool = false) throws -> Result {
+                    interruptible: Bool = false, ownGroup: Bool = false, tethered: Bool = false) throws -> Result {
         guard let program = argv.first else { throw RTDBError(.usage, "no command given to run") }
         var toChild: [Int32] = [0, 0], fromChild: [Int32] = [0, 0]
         guard pipe(&toChild) == 0 else {
@@ -78,6 +79,10 @@ enum Subprocess {
             close(toChild[1]); close(fromChild[0])
             throw RTDBError(.ioError, "cannot run \(Limits.quote(program)): \(String(cString: strerror(rc)))")
         }
+        // What rtdb's death must stop: the command's group when it has one, else the command.
+        let tether: pid_t? = tethered ? (ownGroup ? -pid : pid) : nil
+        if let tether { Tether.hold(tether) }
+        defer { if let tether { Tether.release(tether) } }
 
         var output: [UInt8] = []
         if captureOutput && outputLimit < Int.max { output.reserveCapacity(min(outputLimit + 1, 1 << 30)) }
@@ -177,6 +182,21 @@ enum Subprocess {
         }
         // Whatever the command started in its group goes too.
         if group { kill(target, SIGKILL) }
+    }
+
+    /// The path of the running rtdb binary (for starting rtdb again: a kept stream, the
+    /// watchdog of `Tether`).
+    static func ownExecutable() -> String {
+        #if os(Linux)
+        var buf = [CChar](repeating: 0, count: 4096)
+        let n = readlink("/proc/self/exe", &buf, buf.count - 1)
+        if n > 0 { return String(decoding: buf[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self) }
+        #elseif canImport(Darwin)
+        var size: UInt32 = 4096
+        var buf = [CChar](repeating: 0, count: Int(size))
+        if _NSGetExecutablePath(&buf, &size) == 0 { return String(cString: buf) }
+        #endif
+        return CommandLine.arguments.first ?? "rtdb"
     }
 
     static func decode(_ status: Int32) -> Int32 {

@@ -94,7 +94,7 @@ enum TxCommand {
                 let result: Subprocess.Result
                 do {
                     result = try Subprocess.run(command, input: input, outputLimit: Limits.maxWriteBytes,
-                                                timeoutSeconds: commandTimeout, interruptible: true, ownGroup: true)
+                                                timeoutSeconds: commandTimeout, interruptible: true, ownGroup: true, tethered: true)
                 } catch let e as RTDBError where e.code == .tooLarge || e.code == .timeout {
                     throw RTDBError(e.code, "tx: \(e.message); nothing was committed")
                 }
