@@ -31,3 +31,21 @@ public protocol Indexable: Database {
     /// Every index, in the order they were added.
     func indexes() throws -> [IndexDefinition]
 }
+
+/// A push ID chosen before anything is written (Firebase's `push().key`, `childByAutoId().key`),
+/// and the server clock offset it was made with (nil: the local clock alone).
+public struct PushKey: Sendable {
+    public var key: String
+    public var serverTimeOffset: Int64?
+
+    public init(key: String, serverTimeOffset: Int64?) {
+        self.key = key
+        self.serverTimeOffset = serverTimeOffset
+    }
+}
+
+/// A database that makes push keys without writing, with the clock and generator its own `push`
+/// uses, so that they sort among the children `push` adds by the time they were made.
+public protocol PushKeys: Database {
+    func pushKey() throws -> PushKey
+}
