@@ -7,6 +7,8 @@ enum Parser {
     enum Parsed {
         case run(Invocation)
         case help(CommandSpec?)
+        /// `rtdb help options`.
+        case globalOptions
         case version
     }
 
@@ -96,6 +98,7 @@ enum Parser {
         if command.name == "help" {
             if positionals.count > 1 { throw RTDBError(.usage, "help: unexpected argument \(Limits.quote(positionals[1]))") }
             if let name = positionals.first {
+                if name == Help.optionsTopic { return .globalOptions }
                 guard let c = lookup(name) else {
                     throw RTDBError(.usage, "unknown command \(Limits.quote(name)); see 'rtdb help'")
                 }

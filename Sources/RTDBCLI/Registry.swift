@@ -1,4 +1,5 @@
 import RTDBCore
+import RTDBEngine
 
 /// What kind of value an option or argument takes; completions use it to offer candidates.
 public enum ValueKind: String, Sendable {
@@ -72,7 +73,10 @@ public struct CommandSpec: Sendable {
 
 /// The registry: every command of `rtdb` (the global and shared options are in SharedOptions.swift).
 public enum Registry {
-    public static let version = "0.1.0"
+    public static let version = "0.3.0"
+    /// What `rtdb --version` prints: the release and the schema of the files it writes, which
+    /// the README's "Data rules and limits" names too.
+    public static var versionLine: String { "rtdb \(version) (database schema \(EmbeddedDatabase.schemaVersion))" }
 
     public static let commands: [CommandSpec] = [
         GetCommand.spec, SetCommand.spec, UpdateCommand.spec, PushCommand.spec, RemoveCommand.spec,

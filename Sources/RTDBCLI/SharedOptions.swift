@@ -9,7 +9,7 @@ enum Global {
         try OptionValue.fileName(text, source)
     }
     static let url = Valued<String>("--url", value: "URL", kind: .text,
-        "remote database: https://NAME.firebaseio.com, https://NAME.REGION.firebasedatabase.app or http://HOST:PORT?ns=NAME (env RTDB_URL)")
+        "remote database: https://NAME.firebaseio.com, https://NAME.REGION.firebasedatabase.app or http://HOST:PORT[?ns=NAME] (env RTDB_URL)")
     static let auth = Valued<String>("--auth", value: "TOKEN", kind: .text,
         "Firebase ID token or database secret, sent as auth= (env RTDB_AUTH)")
     static let accessToken = Valued<String>("--access-token", value: "TOKEN", kind: .text,

@@ -49,3 +49,20 @@ public struct PushKey: Sendable {
 public protocol PushKeys: Database {
     func pushKey() throws -> PushKey
 }
+
+/// What happens to the connection a watch streams over.
+public enum StreamNotice: Sendable {
+    /// The stream that was in step was lost (why); it is being tried again.
+    case lost(String)
+    /// It is in step again.
+    case restored
+}
+
+/// A database whose watches stream over a connection that can drop and come back (a `--url`
+/// target): it calls `onStreamNotice` once when a stream is lost and once when it is back, not
+/// at each attempt in between.
+public protocol StreamNotices: Database {
+    var onStreamNotice: ((StreamNotice) -> Void)? { get set }
+    /// Where the streams go, for messages (no credential in it).
+    var streamURL: String { get }
+}

@@ -74,6 +74,7 @@ enum WatchCommand {
         let sink = WatchSink(inv, path: path, command: command, raw: raw, count: remaining, stopOnFailure: stopOnFailure)
         // `/.info` is the connection's state, never cached: the server itself answers it.
         let db = try inv.database(reading: true, watching: true, cache: path.isInfo ? .never : .asked)
+        WatchNotices.attach(to: db)
         installExitOnSignal()
         var events = WatchEvents(query: query, childEvents: childEvents, changesOnly: changesOnly)
         try InfoWatch.observe(db, inv.capability(ConnectionInfo.self, of: db), path, query: query, idle: stdoutIsOpen) { view in
