@@ -76,7 +76,9 @@ public enum Registry {
     public static let version = "0.3.0"
     /// What `rtdb --version` prints: the release and the schema of the files it writes, which
     /// the README's "Data rules and limits" names too.
-    public static var versionLine: String { "rtdb \(version) (database schema \(EmbeddedDatabase.schemaVersion))" }
+    public static var versionLine: String { "rtdb \(version) (database schema \(schemaVersion))" }
+    /// The schema version of the database files this release writes.
+    public static var schemaVersion: Int64 { EmbeddedDatabase.schemaVersion }
 
     public static let commands: [CommandSpec] = [
         GetCommand.spec, SetCommand.spec, UpdateCommand.spec, PushCommand.spec, RemoveCommand.spec,

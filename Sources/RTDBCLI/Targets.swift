@@ -130,7 +130,7 @@ extension Invocation {
         if has(Global.verbose) {
             let redirected = target.emulator && target.namespaceSource == .productionHost
             verbose("remote database \(target.display) (\(source)\(redirected ? ", sent to the emulator FIREBASE_DATABASE_EMULATOR_HOST names" : "")): "
-                    + "namespace \(target.namespace), \(target.namespaceSource.explanation); \(credential)"
+                    + "namespace \(target.namespace) (\(target.namespaceSource.explanation)); \(credential)"
                     + (caFile.map { "; also trusting \($0)" } ?? ""))
         }
         return RemoteDatabase(target: target, credential: credential, timeoutSeconds: try timeoutSeconds ?? self.timeoutSeconds(), caFile: caFile)

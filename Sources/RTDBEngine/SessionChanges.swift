@@ -30,7 +30,9 @@ extension EmbeddedDatabase: SessionStore {
             let find = try c.statement("SELECT host FROM rtdb_sessions WHERE id = ?1")
             find.bind(1, text: id)
             defer { find.reset() }
-            guard try find.step() else { throw notFound("it ended, or it was started on another database") }
+            guard try find.step() else {
+                throw notFound("it has ended (when its process died, the operations it had ran), or it was never started on this file")
+            }
             guard find.string(0) == EmbeddedDatabase.hostName() else {
                 throw notFound("it is held on the machine \(Limits.quote(find.string(0))), whose lock cannot be checked from here")
             }

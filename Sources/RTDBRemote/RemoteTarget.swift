@@ -34,12 +34,12 @@ public struct RemoteTarget: Sendable, Equatable {
         /// None in the URL: the server's default for this host (`DefaultNamespace`).
         case serverDefault
 
-        /// For a sentence: "from ?ns= in the URL", ….
+        /// For a sentence, in parentheses after the namespace: "from ?ns= in the URL", ….
         public var explanation: String {
             switch self {
             case .parameter: return "from ?ns= in the URL"
-            case .productionHost: return "the database name at the start of the host name"
-            case .serverDefault: return "the URL names none: the one the server picks for this host, as rtdb serve and the emulator do"
+            case .productionHost: return "the database name that starts the host name"
+            case .serverDefault: return "the URL names none: the server's default for this host, as rtdb serve and the emulator pick it"
             }
         }
     }
