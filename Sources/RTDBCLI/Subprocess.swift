@@ -56,6 +56,7 @@ enum Subprocess {
                     outputLimit: Int = Int.max, timeoutSeconds: Double? = nil,
                     interruptible: Bool = false, ownGroup: Bool = false, tethered: Bool = false) throws -> Result {
         guard let program = argv.first else { throw RTDBError(.usage, "no command given to run") }
+        if tethered { Tether.prepare() }
         var toChild: [Int32] = [0, 0], fromChild: [Int32] = [0, 0]
         guard pipe(&toChild) == 0 else {
             throw RTDBError(.ioError, "cannot create a pipe: \(String(cString: strerror(errno)))")

@@ -30,6 +30,12 @@ enum Tether {
     /// The write end of the pipe to the watchdog (-1: not started, -2: could not be started).
     nonisolated(unsafe) private static var pipeFD: Int32 = -1
 
+    /// Starts the watchdog now if it is not running: called before a command's own pipes are
+    /// made, so that it does not inherit them (it also closes what it inherited).
+    static func prepare() {
+        if pipeFD == -1 { pipeFD = start() }
+    }
+
     /// From now until `release`, `target` is stopped if rtdb dies: a process id, or the
     /// negated id of a process group.
     static func hold(_ target: pid_t) {
@@ -89,6 +95,7 @@ enum TetherCommand {
     static func run(_ inv: Invocation) throws {
         _ = try inv.arguments([])
         for s in [SIGINT, SIGTERM, SIGHUP] { signal(s, SIG_IGN) }
+        closeInherited()
         var listed: [pid_t] = []
         var pending: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 4096)
@@ -110,6 +117,29 @@ enum TetherCommand {
         }
         // Descendants first found, before stopping anything orphans them.
         stop(listed.flatMap { $0 > 0 ? descendants(of: $0) + [$0] : [$0] })
+    }
+
+    /// Closes every descriptor but stdin, stdout and stderr: one inherited from rtdb (a pipe
+    /// to a command's stdin that was not close-on-exec, say) would otherwise stay open as long
+    /// as the watchdog lives, and the command would wait for its end of input.
+    static func closeInherited() {
+        #if os(Linux)
+        var open: [Int32] = []
+        if let dir = opendir("/proc/self/fd") {
+            while let entry = readdir(dir) {
+                let name = withUnsafePointer(to: entry.pointee.d_name) {
+                    $0.withMemoryRebound(to: CChar.self, capacity: 256) { String(cString: $0) }
+                }
+                if let fd = Int32(name), fd > 2 { open.append(fd) }
+            }
+            closedir(dir)   // (its own descriptor is in the list; closing it again is harmless)
+            for fd in open { close(fd) }
+            return
+        }
+        #endif
+        let limit = min(Int32(clamping: sysconf(Int32(_SC_OPEN_MAX))), 65_536)
+        var fd: Int32 = 3
+        while fd < limit { close(fd); fd += 1 }
     }
 
     /// SIGTERM to each target, then SIGKILL to those still there after a second.

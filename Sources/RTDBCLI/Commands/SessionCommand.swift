@@ -209,6 +209,7 @@ enum SessionCommand {
         private(set) var forwarded = false
 
         init(_ argv: [String], session: String) throws {
+            Tether.prepare()
             let (pid, rc) = Subprocess.spawn(argv, actions: nil, ownGroup: false, env: HeldCommand.environment(session: session))
             if rc != 0 {
                 throw RTDBError(.ioError, "session: cannot run \(Limits.quote(argv[0])): \(String(cString: strerror(rc)))")
