@@ -155,6 +155,37 @@ import Glibc
         #expect(!sb.exists(sb.dir + "/rtdb/" + id))
     }
 
+    /// A change lives through a reconnection: the session registers its own operations, then
+    /// the changes in order, on the new connection; a server restarted on the same port (after
+    /// kill -9, which loses what it held) runs what was asked last when the session is killed.
+    /// While the session is between connections a change is refused (unavailable) and nothing
+    /// changes.
+    @Test func remoteChangesAreRegisteredAgainAfterAReconnection() throws {
+        let sb = Sandbox()
+        let first = try #require(ServeProcess(sb, name: "serve1"))
+        let port = Int(first.url.split(separator: ":").last ?? "") ?? 0
+        let url = remoteURL(first)
+        let session = try #require(sb.background([Binary.rtdb, "--url", url, "session", "--on-disconnect-set", "/a", "1",
+                                                  "--on-disconnect-set", "/b", "2"], name: "session"))
+        defer { session.killGroup() }
+        #expect(eventually(10) { lines(session.stdout).count >= 3 }, "session: \(session.stdout) \(session.stderr)")
+        let id = try #require(lines(session.stdout).first?["session"] as? String)
+        #expect(sb.rtdb("on-disconnect", "cancel", "/a", "--session", id).status == 0)
+        #expect(sb.rtdb("on-disconnect", "set", "/c", "3", "--session", id).status == 0)
+        kill(first.child.pid, SIGKILL)
+        _ = first.child.wait(timeout: 10)
+        #expect(eventually(10) { lines(session.stdout).contains { $0["event"] as? String == "disconnected" } }, "\(session.stdout)")
+        expectError(sb.rtdb("on-disconnect", "set", "/d", "4", "--session", id), status: 6, code: "unavailable")
+        let second = try #require(ServeProcess(sb, name: "serve2", port: port))
+        #expect(eventually(30) { lines(session.stdout).filter { $0["event"] as? String == "connected" }.count == 2 },
+                "session: \(session.stdout) \(session.stderr)")
+        // The second connection's session id is the same: the session's, not the connection's.
+        #expect(lines(session.stdout).filter { $0["event"] as? String == "connected" }.allSatisfy { $0["session"] as? String == id })
+        kill(session.pid, SIGKILL)
+        #expect(eventually(10) { sb.rtdb("--url", remoteURL(second), "get", "/").stdout == #"{"b":2,"c":3}"# + "\n" },
+                "\(sb.rtdb("--url", remoteURL(second), "get", "/"))")
+    }
+
     /// The server's rules refuse a change: permission_denied, and the operations stay as they
     /// were; a normal end then runs them.
     @Test func remoteRefusalByRules() throws {

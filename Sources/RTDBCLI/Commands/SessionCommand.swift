@@ -47,6 +47,10 @@ enum SessionCommand {
             + "Without CMD they go to stdout (none with -q) or to --events FILE, and SIGINT or SIGTERM end the session with status 0. "
             + "With CMD, CMD inherits stdin, stdout and stderr, event lines go only to --events FILE, the session ends when CMD "
             + "exits and rtdb exits with CMD's status (128+N when a signal N ended it); SIGINT and SIGTERM are passed on to CMD. "
+            + "CMD gets the session's id (the session of its connected line) in RTDB_SESSION: rtdb on-disconnect set, update, "
+            + "remove and cancel change the session's operations while it lives, from CMD or any other process of the user. "
+            + "CMD never outlives the session: when rtdb is killed, even with kill -9, a watchdog (rtdb __tether) sends CMD "
+            + "SIGTERM, then SIGKILL a second later (on Linux the processes it started go with it). "
             + "With --url the session speaks Firebase's realtime protocol (wss for https) and the server holds the writes: it "
             + "runs them when the connection ends, however it ends (kill -9 and a lost network included); they are lost if the "
             + "server itself stops, as in Firebase. {\"event\":\"disconnected\"} says the connection dropped; it is retried "
@@ -58,8 +62,11 @@ enum SessionCommand {
             + "cache (the default cache file, or --cache FILE) under the session lock, and queues and sends them, as one "
             + "multi-path update, when it ends normally; when it is killed, the next rtdb process that uses the cache "
             + "queues them and its flush (rtdb --url URL --persist sync) sends them. If they cannot be sent at the end, "
-            + "the ended line adds \"queued\":true and the reason.",
+            + "the ended line adds \"queued\":true and the reason. A --url or --client-side session listens for "
+            + "on-disconnect's changes on a Unix socket, $XDG_RUNTIME_DIR/rtdb/ID/control (else $TMPDIR/rtdb-UID/ID/control), "
+            + "in folders of mode 0700.",
         examples: ["rtdb session --presence /users/joe/connections --last-online /users/joe/lastOnline -- ./worker.sh",
+                   "rtdb session --presence /users/joe/connections '\"laptop\"' -- ./app.sh",
                    "rtdb session --on-disconnect-set /status '\"offline\"' --on-connect-set /status '\"online\"'",
                    "rtdb session --on-disconnect-remove /locks/job7 --events events.jsonl -- make build"],
         run: run)
