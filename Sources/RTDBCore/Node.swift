@@ -181,6 +181,13 @@ public enum Node: Sendable {
         setting(path.keys[...], to: value)
     }
 
+    /// A copy as a write of `value` at the relative `path` leaves it: as `setting(_:to:)`, but a
+    /// `…/.priority` path replaces that node's priority (an empty node keeps none).
+    public func writing(_ value: Node, at path: Path) -> Node {
+        guard path.isPriority else { return setting(path, to: value) }
+        return setting(path.node, to: child(at: path.node).withPriority(value))
+    }
+
     private func setting(_ keys: ArraySlice<String>, to value: Node) -> Node {
         guard let first = keys.first else { return value }
         let sub = child(first).setting(keys.dropFirst(), to: value)

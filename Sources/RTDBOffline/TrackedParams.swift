@@ -10,7 +10,7 @@ public enum TrackedParams {
     public static let defaultParams = "{}"
 
     public static func canonical(_ query: Query?) -> String {
-        guard let query, query.start != nil || query.end != nil || query.limit != nil else {
+        guard let query, query.isFiltered else {
             return defaultParams
         }
         let params = RESTQuery.parameters(query).sorted { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }
