@@ -14,15 +14,18 @@ let package = Package(
         .target(name: "RTDBCore"),
         // The embedded database: one SQLite file shared by any number of processes.
         .target(name: "RTDBEngine", dependencies: ["RTDBCore", "CSQLite", "CLinux"]),
-        // Pure wire codecs, no I/O: HTTP/1.1 requests and responses (incremental, bounded),
-        // Server-Sent Events, REST query parameters, Firebase's node hash and ETags.
+        // Pure wire codecs, no I/O: HTTP/1.1 requests and responses (incremental, bounded, one
+        // chunked-body decoder), Server-Sent Events and stream events, WebSocket frames, Firebase's
+        // realtime messages (one typed codec for both ends), REST query parameters, Firebase's
+        // node hash and ETags.
         .target(name: "RTDBWire", dependencies: ["RTDBCore"]),
         // Security rules: the rules language (lenient JSON with positions, parser, type checks),
         // the evaluator of reads and writes, and ID tokens. Pure: no I/O.
         .target(name: "RTDBRules", dependencies: ["RTDBCore"]),
         // Linux kernel interfaces Glibc does not export (epoll, inotify, eventfd).
         .systemLibrary(name: "CLinux", path: "Sources/CLinux"),
-        // Sockets, readiness polling, signals and folder watching for `rtdb serve`.
+        // Sockets, readiness polling, the event loop (descriptors and timers), connections that own
+        // their socket and output, signals and folder watching for `rtdb serve`.
         .target(name: "RTDBNet", dependencies: ["CLinux"]),
         // rtdb serve: Firebase's REST and streaming protocols over the embedded database.
         .target(name: "RTDBServer", dependencies: ["RTDBCore", "RTDBEngine", "RTDBNet", "RTDBWire", "RTDBRules"]),

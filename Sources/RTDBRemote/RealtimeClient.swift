@@ -33,7 +33,9 @@ public struct RealtimeAnswer: Sendable {
 }
 
 /// A client of Firebase's realtime protocol (realtime-protocol §1–§9) for a `--url` target:
-/// production Firebase over wss, the emulator or `rtdb serve` over ws or wss.
+/// production Firebase over wss, the emulator or `rtdb serve` over ws or wss. Every message it
+/// sends or reads goes through RTDBWire's `RealtimeMessage`; the operations that build
+/// requests are in RealtimeClient+Operations.swift.
 ///
 /// Blocking and single-threaded: calls send and then read the socket until their answer comes;
 /// pushes met on the way are queued for `nextEvent`. Invariants:
@@ -58,14 +60,20 @@ public final class RealtimeClient {
     /// The endpoint of the next connection (moved by `r`, and by `h` on production).
     private var endpoint: Endpoint
     private var nextNumber = 1
-    private var nextTag = 1
+    var nextTag = 1
     /// Requests sent and not answered yet, in order, with whether they are sent again on a new
     /// connection.
-    private var pending: [(r: Int, action: String, body: String, resend: Bool)] = []
+    private var pending: [(request: RealtimeRequest, resend: Bool)] = []
     private var answers: [Int: RealtimeAnswer] = [:]
     private var events: [RealtimeEvent] = []
-    private var listens: [(path: Path, query: String?, tag: Int?)] = []
-    private var onDisconnect: [(action: String, body: String)] = []
+    /// Open listens, sent again on every new connection; `query` is the wire query object.
+    var listens: [(path: Path, query: JSONText?, tag: Int?)] = []
+    /// onDisconnect registrations (`o`, `om`, `oc`), sent again on every new connection.
+    var onDisconnect: [RealtimeRequest.Action] = []
+    /// Set by an `ac` push: the next authentication mints a new service-account token.
+    private var refreshCredential = false
+    /// Listens sent again by `restore`, by request number, until answered.
+    private var restoredListens: [Int: Path] = [:]
 
     /// True between a hello and the loss of its connection (`/.info/connected`).
     public private(set) var connected = false
@@ -132,35 +140,36 @@ public final class RealtimeClient {
             let c = try WebSocketConnection.open(endpoint, target: upgradeTarget,
                                                  headers: [("User-Agent", "rtdb/1")], caFile: caFile,
                                                  timeoutMillis: HTTPClient.left(deadline))
-            let first: [UInt8]
             switch try receive(c, deadline: deadline) {
-            case .message(let m): first = m
-            case .idle: c.close(); throw RTDBError(.timeout, "\(endpoint.host) sent no realtime hello in time")
-            case .closed(let why): throw RTDBError(.unavailable, "\(endpoint.host): \(why) before its hello")
-            }
-            guard let msg = try? RawJSON.parse(first), msg["t"]?.string == "c", let d = msg["d"], let kind = d["t"]?.string else {
-                c.close(code: 1002)
-                throw RTDBError(.unavailable, "\(endpoint.host) did not start with a realtime hello")
-            }
-            switch kind {
-            case "h":
-                try hello(d["d"], c)
-            case "r":
+            case .message(.control(.hello(let h))):
+                hello(h, c)
+            case .message(.control(.reset(let host))):
                 c.close()
                 resets += 1
-                guard resets <= 5, let host = d["d"]?.string, let moved = movedEndpoint(host) else {
+                guard resets <= 5, let host, let moved = movedEndpoint(host) else {
                     throw RTDBError(.unavailable, "\(endpoint.host) sent an unusable reset")
                 }
                 endpoint = moved
                 continue
-            case "s":
+            case .message(.control(.shutdown(let reason))):
                 c.close()
-                let reason = d["d"]?.string ?? "no reason given"
+                let reason = reason ?? "no reason given"
                 shutdownReason = reason
                 throw RTDBError(.unavailable, "\(target.display) shut the connection down: \(reason)")
-            default:
+            case .malformed(let e) where e.context == .control("h"):
+                c.close(code: 1002)
+                throw RTDBError(.unavailable, "\(endpoint.host) sent a malformed realtime hello")
+            case .malformed(let e) where e.context == .control("r"):
+                c.close()
+                throw RTDBError(.unavailable, "\(endpoint.host) sent an unusable reset")
+            case .message, .malformed:
                 c.close(code: 1002)
                 throw RTDBError(.unavailable, "\(endpoint.host) did not start with a realtime hello")
+            case .idle:
+                c.close()
+                throw RTDBError(.timeout, "\(endpoint.host) sent no realtime hello in time")
+            case .closed(let why):
+                throw RTDBError(.unavailable, "\(endpoint.host): \(why) before its hello")
             }
             break
         }
@@ -168,19 +177,15 @@ public final class RealtimeClient {
         try restore()
     }
 
-    private func hello(_ body: RawJSON?, _ c: WebSocketConnection) throws {
-        guard let body, let ts = body["ts"]?.int, let session = body["s"]?.string else {
-            c.close(code: 1002)
-            throw RTDBError(.unavailable, "\(endpoint.host) sent a malformed realtime hello")
-        }
+    private func hello(_ h: RealtimeHello, _ c: WebSocketConnection) {
         connection = c
         connected = true
         connectionCount += 1
-        sessionID = session
-        let offset = ts - clock()
+        sessionID = h.session
+        let offset = h.timestamp - clock()
         serverTimeOffset = offset
         // Production names the host that serves this database: later connections go there.
-        if !target.emulator, let h = body["h"]?.string, let moved = movedEndpoint(h) { endpoint = moved }
+        if !target.emulator, let host = h.host, let moved = movedEndpoint(host) { endpoint = moved }
         events.append(.connected(serverTimeOffset: offset))
     }
 
@@ -194,26 +199,22 @@ public final class RealtimeClient {
     /// `gauth owner` for an emulator-style plain-http URL without a credential (as REST sends
     /// `Bearer owner`). The answer is awaited: a refused credential is an error.
     private func authenticate(deadline: Int64) throws {
-        let action: String
-        let token: String
+        let action: RealtimeRequest.Action
         switch credential {
-        case .accessToken(let t): (action, token) = ("gauth", t)
-        case .auth(let t): (action, token) = ("auth", t)
+        case .accessToken(let t): action = .gauth(credential: t, override: nil)
+        case .auth(let t): action = .auth(credential: t)
         case .serviceAccount(let s):
-            (action, token) = ("gauth", try s.accessToken(refresh: refreshCredential, timeoutMillis: timeoutMillis, caFile: caFile))
+            action = .gauth(credential: try s.accessToken(refresh: refreshCredential, timeoutMillis: timeoutMillis, caFile: caFile),
+                            override: nil)
             refreshCredential = false
         case .none:
             guard target.emulator && !target.secure else { return }
-            (action, token) = ("gauth", "owner")
+            action = .gauth(credential: "owner", override: nil)
         }
-        var body: [UInt8] = Array(#"{"cred":"#.utf8)
-        JSONWriter.appendString(token, to: &body)
-        body.append(UInt8(ascii: "}"))
-        let r = nextNumber
-        nextNumber += 1
-        pending.append((r, action, "", false))
-        try write(r, action, String(decoding: body, as: UTF8.self))
-        let answer = try waitAnswer(r, deadline: deadline)
+        let request = newRequest(action)
+        pending.append((request, false))
+        try write(request)
+        let answer = try waitAnswer(Int(request.r), deadline: deadline)
         if !answer.isOK {
             drop("the credential was refused")
             throw RTDBError(.permissionDenied, "\(target.display) refused the credential (\(credential)): \(answer.status) \(answer.message)")
@@ -223,21 +224,16 @@ public final class RealtimeClient {
     /// Re-sends listens, onDisconnect registrations and unanswered writes on a new connection.
     private func restore() throws {
         for l in listens {
-            let r = nextNumber
-            nextNumber += 1
-            restoredListens[r] = l.path
-            try write(r, "q", listenBody(l.path, l.query, l.tag))
+            let request = newRequest(.listen(RealtimeClient.listen(l.path, l.query, l.tag)))
+            restoredListens[Int(request.r)] = l.path
+            try write(request)
         }
-        for o in onDisconnect {
-            let r = nextNumber
-            nextNumber += 1
-            try write(r, o.action, o.body)
-        }
+        for o in onDisconnect { try write(newRequest(o)) }
         let again = pending.filter { $0.resend }
         pending = []
         for p in again {
             pending.append(p)
-            try write(p.r, p.action, p.body)
+            try write(p.request)
         }
     }
 
@@ -266,38 +262,54 @@ public final class RealtimeClient {
 
     // MARK: requests
 
-    private func write(_ r: Int, _ action: String, _ body: String) throws {
+    /// The next request number for `action`.
+    private func newRequest(_ action: RealtimeRequest.Action) -> RealtimeRequest {
+        defer { nextNumber += 1 }
+        return RealtimeRequest(r: Int64(nextNumber), action)
+    }
+
+    private func write(_ request: RealtimeRequest) throws {
         guard let c = connection else { throw RTDBError(.unavailable, "\(target.display) is not connected") }
         do {
-            try c.send(#"{"t":"d","d":{"r":\#(r),"a":"\#(action)","b":\#(body)}}"#, timeoutMillis: 30_000)
+            try c.send(.request(request), timeoutMillis: 30_000)
         } catch {
             drop("sending failed")
             throw HTTPClient.transportError(error, endpoint)
         }
     }
 
+    /// Sends a request whose body the caller wrote (`action` and `body`, one JSON value) and
+    /// waits for its answer; see `call(_:resend:)`.
+    public func call(_ action: String, _ body: String, resend: Bool = true) throws -> RealtimeAnswer {
+        let json: JSONText
+        do { json = try JSONText(validating: body) } catch {
+            throw RTDBError(.invalidJSON, "the body of a realtime \(action) request is not JSON: \(error)")
+        }
+        return try call(.raw(action: action, body: json), resend: resend)
+    }
+
     /// Sends a request (connecting first if needed) and waits for its answer. A request that
     /// may be sent again (`resend`) survives a lost connection: the client reconnects and
     /// sends it again within the deadline.
-    public func call(_ action: String, _ body: String, resend: Bool = true) throws -> RealtimeAnswer {
+    func call(_ action: RealtimeRequest.Action, resend: Bool = true) throws -> RealtimeAnswer {
         let deadline = deadlineNow
         // Once connected before, a lost connection is waited out (with back-off) within the
         // deadline; a first connection that fails is an error at once.
         if connectionCount > 0 && !connected { try reconnect(deadline: deadline) } else { try connect() }
-        let r = nextNumber
-        nextNumber += 1
-        pending.append((r, action, body, resend))
-        try write(r, action, body)
+        let request = newRequest(action)
+        let r = Int(request.r)
+        pending.append((request, resend))
+        try write(request)
         while true {
             do {
                 return try waitAnswer(r, deadline: deadline)
             } catch let e as RTDBError where e.code == .unavailable && resend && shutdownReason == nil && !connected {
                 do { try reconnect(deadline: deadline, after: e) } catch {
-                    pending.removeAll { $0.r == r }
+                    pending.removeAll { $0.request.r == request.r }
                     throw error
                 }
             } catch {
-                pending.removeAll { $0.r == r }
+                pending.removeAll { $0.request.r == request.r }
                 throw error
             }
         }
@@ -366,9 +378,11 @@ public final class RealtimeClient {
             connection = nil
             drop(why)
             return true
-        case .message(let bytes):
-            try handle(bytes)
+        case .message(let m):
+            handle(m)
             return true
+        case .malformed:
+            return true   // a message this client cannot read is ignored (§11)
         }
     }
 
@@ -388,212 +402,49 @@ public final class RealtimeClient {
         return events.removeFirst()
     }
 
-    private func handle(_ bytes: [UInt8]) throws {
-        guard let msg = try? RawJSON.parse(bytes), let t = msg["t"]?.string, let d = msg["d"] else { return }
-        if t == "c" {
-            switch d["t"]?.string {
-            case "r":
-                if let host = d["d"]?.string, let moved = movedEndpoint(host) { endpoint = moved }
-                drop("the server asked to reconnect")
-            case "s":
-                shutdownReason = d["d"]?.string ?? "no reason given"
-                drop("the server shut the connection down")
-            default:
-                break // pongs, errors and unknown controls are ignored
-            }
-            return
-        }
-        guard t == "d" else { return }
-        if let r = d["r"]?.int {
-            guard let b = d["b"], let s = b["s"]?.string else { return }
-            let data = b["d"].map { Array(bytes[$0.range]) } ?? Array("null".utf8)
-            if let i = pending.firstIndex(where: { $0.r == Int(r) }) {
+    private func handle(_ message: RealtimeMessage) {
+        switch message {
+        case .control(.reset(let host)):
+            if let host, let moved = movedEndpoint(host) { endpoint = moved }
+            drop("the server asked to reconnect")
+        case .control(.shutdown(let reason)):
+            shutdownReason = reason ?? "no reason given"
+            drop("the server shut the connection down")
+        case .control, .request:
+            break // pongs, errors, unknown controls (and requests, which servers do not send) are ignored
+        case .response(let answer):
+            let r = Int(answer.r)
+            if let i = pending.firstIndex(where: { $0.request.r == answer.r }) {
                 pending.remove(at: i)
-                answers[Int(r)] = RealtimeAnswer(status: s, data: data)
-            } else if let p = restoredListens.removeValue(forKey: Int(r)), s != "ok" {
+                answers[r] = RealtimeAnswer(status: answer.status.rawValue, data: answer.data.bytes)
+            } else if let p = restoredListens.removeValue(forKey: r), answer.status != .ok {
                 listens.removeAll { $0.path.same(as: p) }
                 events.append(.listenRevoked(p))
             }
-            return
+        case .push(let push):
+            handle(push)
         }
-        guard let action = d["a"]?.string, let b = d["b"] else { return }
-        let path = (b["p"]?.string).flatMap { try? Path($0) } ?? Path(validatedKeys: [])
-        let tag = b["t"]?.int.map { Int($0) }
-        switch action {
-        case "d":
-            guard let v = b["d"], let node = try? v.node(in: bytes) else { return }
-            events.append(.put(path: path, value: node, tag: tag))
-        case "m":
-            guard let members = b["d"]?.members else { return }
-            var children: [(path: Path, value: Node)] = []
-            for m in members {
-                guard let p = try? Path(m.key), let node = try? m.value.node(in: bytes) else { continue }
-                children.append((p, node))
-            }
-            if !children.isEmpty { events.append(.merge(path: path, children: children, tag: tag)) }
-        case "c":
+    }
+
+    private func handle(_ push: RealtimePush) {
+        switch push {
+        case .put(let path, let value, let tag):
+            events.append(.put(path: path, value: value, tag: tag.map { Int($0) }))
+        case .merge(let path, let children, let tag):
+            if !children.isEmpty { events.append(.merge(path: path, children: children, tag: tag.map { Int($0) })) }
+        case .listenRevoked(let path, _):
             listens.removeAll { $0.path.same(as: path) }
             events.append(.listenRevoked(path))
-        case "ac":
+        case .authRevoked(_, let reason):
             // The credential expired or was revoked: reconnect with a fresh one (a service
             // account mints a new token; a fixed token is sent again and judged again).
-            events.append(.authRevoked(b["d"]?.string ?? "the credential was revoked"))
+            events.append(.authRevoked(reason ?? "the credential was revoked"))
             refreshCredential = true
             drop("the server revoked the credential")
-        default:
-            break // unknown pushes are ignored (§11)
+        case .appCheckRevoked, .securityDebug, .other:
+            break // nothing this client acts on (§11)
         }
     }
 
-    /// Set by an `ac` push: the next authentication mints a new service-account token.
-    private var refreshCredential = false
-
-    /// Listens re-sent by `restore`, by request number, until answered.
     private func sleepMillis(_ ms: Int) { usleep(UInt32(min(ms, 60_000)) * 1000) }
-
-    private var restoredListens: [Int: Path] = [:]
-
-    // MARK: operations
-
-    static func pathText(_ path: Path) -> String {
-        var b: [UInt8] = []
-        JSONWriter.appendString(path.description, to: &b)
-        return String(decoding: b, as: UTF8.self)
-    }
-
-    static func value(_ node: Node) -> String { JSONWriter.string(node, export: true) }
-
-    static func children(_ entries: [(path: Path, value: Node)]) -> String {
-        var b: [UInt8] = [UInt8(ascii: "{")]
-        for (i, e) in entries.enumerated() {
-            if i > 0 { b.append(UInt8(ascii: ",")) }
-            JSONWriter.appendString(e.path.unrooted, to: &b)
-            b.append(UInt8(ascii: ":"))
-            b += Array(value(e.value).utf8)
-        }
-        b.append(UInt8(ascii: "}"))
-        return String(decoding: b, as: UTF8.self)
-    }
-
-    private func listenBody(_ path: Path, _ query: String?, _ tag: Int?) -> String {
-        var s = #"{"p":"# + RealtimeClient.pathText(path)
-        if let query, let tag { s += #","q":"# + query + #","t":\#(tag)"# }
-        return s + #","h":""}"#
-    }
-
-    private func check(_ a: RealtimeAnswer, _ what: String) throws {
-        switch a.status {
-        case "ok": return
-        case "permission_denied": throw RTDBError(.permissionDenied, "\(target.display) denied \(what): \(a.message)")
-        case "datastale": throw RTDBError(.notCommitted, "\(target.display): \(what) met a changed value")
-        case "too_big": throw RTDBError(.tooLarge, "\(target.display) refused \(what): \(a.message)")
-        default: throw RTDBError(.unavailable, "\(target.display) refused \(what): \(a.status) \(a.message)")
-        }
-    }
-
-    /// Overwrites `path` (`p`).
-    public func put(_ path: Path, _ value: Node) throws {
-        try check(call("p", #"{"p":\#(RealtimeClient.pathText(path)),"d":\#(RealtimeClient.value(value))}"#), "a write of \(path)")
-    }
-
-    /// Writes each child path below `path` (`m`), all or nothing.
-    public func merge(_ path: Path, _ children: [(path: Path, value: Node)]) throws {
-        try check(call("m", #"{"p":\#(RealtimeClient.pathText(path)),"d":\#(RealtimeClient.children(children))}"#), "an update of \(path)")
-    }
-
-    /// Reads `path` once (`g`).
-    public func get(_ path: Path) throws -> Node {
-        let a = try call("g", #"{"p":\#(RealtimeClient.pathText(path)),"q":{}}"#)
-        try check(a, "a read of \(path)")
-        do { return try JSONReader.parse(a.data) } catch {
-            throw RTDBError(.unavailable, "\(target.display) answered a read of \(path) with data that is not JSON")
-        }
-    }
-
-    /// Listens at `path`; `query` is a wire query object (§5) or nil for the whole location.
-    /// The current value arrives as a `.put` event, then every change. Returns the tag of a
-    /// query listen.
-    @discardableResult
-    public func listen(_ path: Path, query: String? = nil) throws -> Int? {
-        var tag: Int? = nil
-        if query != nil { tag = nextTag; nextTag += 1 }
-        let body = listenBody(path, query, tag)
-        let a = try call("q", body, resend: false)
-        try check(a, "a listen at \(path)")
-        listens.append((path, query, tag))
-        return tag
-    }
-
-    /// Listens to a query at `path`: a tagged listen (its window arrives in events carrying the
-    /// tag) or, without bounds and limit, a plain listen.
-    @discardableResult
-    public func listen(_ path: Path, _ query: Query) throws -> Int? {
-        try listen(path, query: RealtimeQuery.object(query))
-    }
-
-    /// Stops the listen at `path` (with `tag` for a query listen).
-    public func unlisten(_ path: Path, tag: Int? = nil) throws {
-        guard let i = listens.firstIndex(where: { $0.path.same(as: path) && $0.tag == tag }) else { return }
-        let l = listens.remove(at: i)
-        var body = #"{"p":"# + RealtimeClient.pathText(path)
-        if let q = l.query, let t = l.tag { body += #","q":"# + q + #","t":\#(t)"# }
-        try check(call("n", body + "}", resend: false), "an unlisten at \(path)")
-    }
-
-    /// Registers a write of `value` at `path` (null: a removal) that the server makes when this
-    /// connection goes away (`o`). Registered again on every new connection.
-    public func onDisconnectPut(_ path: Path, _ value: Node) throws {
-        try registerOnDisconnect("o", #"{"p":\#(RealtimeClient.pathText(path)),"d":\#(RealtimeClient.value(value))}"#, path)
-    }
-
-    /// Registers an update of child paths below `path` on disconnect (`om`).
-    public func onDisconnectMerge(_ path: Path, _ children: [(path: Path, value: Node)]) throws {
-        try registerOnDisconnect("om", #"{"p":\#(RealtimeClient.pathText(path)),"d":\#(RealtimeClient.children(children))}"#, path)
-    }
-
-    /// Cancels the writes registered at and below `path` (`oc`).
-    public func onDisconnectCancel(_ path: Path) throws {
-        let body = #"{"p":\#(RealtimeClient.pathText(path)),"d":null}"#
-        try check(call("oc", body, resend: false), "cancelling on-disconnect writes at \(path)")
-        onDisconnect.removeAll { op in
-            guard let raw = try? RawJSON.parse(Array(op.body.utf8)), let p = raw["p"]?.string, let opPath = try? Path(p) else { return false }
-            return path.contains(opPath)
-        }
-        onDisconnect.append(("oc", body))
-    }
-
-    private func registerOnDisconnect(_ action: String, _ body: String, _ path: Path) throws {
-        try check(call(action, body, resend: false), "an on-disconnect write at \(path)")
-        onDisconnect.append((action, body))
-    }
-}
-
-extension RemoteDatabase {
-    /// A realtime client for the same target, credential, certificates and timeout.
-    public func realtimeClient() -> RealtimeClient {
-        RealtimeClient(target: target, credential: credential,
-                       timeoutSeconds: timeoutMillis < 0 ? 0 : Double(timeoutMillis) / 1000, caFile: caFile, clock: clock)
-    }
-
-    /// Whether the server answers over REST (offline.md §2.9's probe, for a target without the
-    /// realtime protocol): `GET /.json?shallow=true&print=silent` answered with any status but
-    /// 5xx and 429.
-    public func answersREST() -> Bool {
-        guard let r = try? send("GET", .root, params: [("shallow", "true"), ("print", "silent")], idempotent: true) else { return false }
-        return r.status < 500 && r.status != 429
-    }
-
-    /// `/.info` from one realtime handshake (firebase-semantics §11): `connected` true and the
-    /// handshake's `serverTimeOffset`, or `connected` false (no offset) when the server cannot
-    /// be reached. A credential the server refuses is an error, not a disconnected state.
-    public func realtimeInfo() throws -> Node {
-        let client = realtimeClient()
-        defer { client.close() }
-        do {
-            try client.connect()
-        } catch let e as RTDBError where e.code == .unavailable || e.code == .timeout {
-            return Node.object([Node.Entry("connected", .bool(false))])
-        }
-        return client.info
-    }
 }

@@ -7,7 +7,8 @@ import Glibc
 
 /// One client WebSocket carrying Firebase realtime messages (realtime-protocol §1, §2): the
 /// upgrade (its `Sec-WebSocket-Accept` checked), masked text frames, Firebase's splitting of
-/// long messages both ways, answers to the server's pings and close frames.
+/// long messages both ways, answers to the server's pings and close frames. Messages go in and
+/// out as `RealtimeMessage` values (RTDBWire's codec).
 ///
 /// Blocking, with a bound on every wait. The owner closes it; after any failure it is unusable.
 final class WebSocketConnection {
@@ -30,7 +31,9 @@ final class WebSocketConnection {
     deinit { close() }
 
     enum Received {
-        case message([UInt8])
+        case message(RealtimeMessage)
+        /// A whole message that could not be decoded (the client ignores it, §11).
+        case malformed(RealtimeDecodingError)
         case idle
         case closed(String)
     }
@@ -138,15 +141,15 @@ final class WebSocketConnection {
     }
 
     /// One realtime message, split into a count and pieces when it is long.
-    func send(_ message: String, timeoutMillis: Int) throws {
+    func send(_ message: RealtimeMessage, timeoutMillis: Int) throws {
         var out: [UInt8] = []
-        for piece in RealtimeFraming.frames(message) { out += WebSocket.frame(.text, Array(piece.utf8), mask: mask()) }
+        for piece in RealtimeFraming.frames(message.encode()) { out += WebSocket.frame(.text, piece, mask: mask()) }
         try write(out, timeoutMillis: timeoutMillis)
     }
 
     /// The keep-alive frame `0`.
     func sendKeepAlive(timeoutMillis: Int) throws {
-        try write(WebSocket.frame(.text, [UInt8(ascii: "0")], mask: mask()), timeoutMillis: timeoutMillis)
+        try write(WebSocket.frame(.text, RealtimeFraming.keepAlive, mask: mask()), timeoutMillis: timeoutMillis)
     }
 
     // MARK: receiving
@@ -160,7 +163,8 @@ final class WebSocketConnection {
                 switch m.opcode {
                 case .text:
                     switch try assembler.receive(m.payload) {
-                    case .message(let bytes): return .message(bytes)
+                    case .message(let bytes):
+                        do { return .message(try RealtimeMessage.decode(bytes)) } catch { return .malformed(error) }
                     case .keepAlive, .none: continue
                     }
                 case .ping:

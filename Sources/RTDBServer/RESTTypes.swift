@@ -61,19 +61,10 @@ struct RESTError: Error {
         return r
     }
 
-    /// The HTTP answer to an error of the shared error type (firebase-semantics §8.4).
+    /// The HTTP answer to an error of the shared error type (its status from ErrorStatus).
     static func from(_ e: RTDBError) -> RESTError {
-        switch e.code {
-        case .invalidJSON: return .invalidJSON
-        case .invalidPath, .invalidKey, .invalidData, .invalidQuery, .tooLarge, .tooDeep, .usage:
-            return RESTError(400, e.message)
-        case .notCommitted: return RESTError(409, e.message)
-        case .unavailable, .timeout: return RESTError(503, e.message)
-        case .unsupported: return RESTError(501, e.message)
-        // The engine's permission errors are about the server's own files, not the client.
-        case .permissionDenied, .ioError, .internal, .invalidDatabase: return RESTError(500, e.message)
-        // Client-side codes of the offline cache; never raised by the server's own work.
-        case .incomplete, .unauthenticated, .principalMismatch, .notFound: return RESTError(500, e.message)
-        }
+        // Firebase words a body that is not JSON its own way.
+        if e.code == .invalidJSON { return .invalidJSON }
+        return RESTError(ErrorStatus.http(e.code), e.message)
     }
 }

@@ -5,8 +5,7 @@ import RTDBWire
 
 /// The realtime protocol state of one WebSocket connection (realtime-protocol.md): frame and
 /// message reassembly, the credential it presented, its listens, and the writes to make when it
-/// goes away. The event loop (Server+Realtime.swift) feeds it bytes and runs its requests in
-/// order.
+/// goes away. RealtimeHandler answers its requests; the connection feeds it bytes.
 final class RealtimeSession {
     let id: String
     let namespace: String
@@ -22,9 +21,8 @@ final class RealtimeSession {
     /// Open listens by path and tag.
     var listens: [[UInt8]: StreamSubscriber] = [:]
     /// What each listen needs the rules to keep granting (only listens the rules govern).
-    /// `raw` is the query object as the client sent it (sent back when the listen is revoked).
-    var access: [[UInt8]: (path: Path, query: Query?, raw: String?)] = [:]
-    var closing = false
+    /// `queryObject` is the query as the client sent it (sent back when the listen is revoked).
+    var access: [[UInt8]: (path: Path, query: Query?, queryObject: JSONText?)] = [:]
 
     init(id: String, namespace: String, host: String, credentials: HTTPRequest) {
         self.id = id
@@ -32,6 +30,9 @@ final class RealtimeSession {
         self.host = host
         self.credentials = credentials
     }
+
+    /// No credential at all (after `unauth`, a refused `auth`, an expired token).
+    static let anonymous = HTTPRequest(method: "GET", target: "/")
 
     /// The credential part of an upgrade request: its Authorization headers only.
     static func credentials(from upgrade: HTTPRequest) -> HTTPRequest {
@@ -51,94 +52,49 @@ final class RealtimeSession {
         return HTTPRequest(method: "GET", target: target, headers: headers)
     }
 
+    /// Listens by path and tag, as bytes: String keys would merge canonically equal paths.
     static func listenKey(_ path: Path, _ tag: Int64?) -> [UInt8] {
         Array((path.unrooted + "\n" + (tag.map(String.init) ?? "")).utf8)
     }
+
+    /// A session id: 32 letters and digits.
+    static func newID() -> String {
+        let alphabet = Array("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789".utf8)
+        var g = SystemRandomNumberGenerator()
+        return String(decoding: (0..<32).map { _ in alphabet[Int(g.next() % UInt64(alphabet.count))] }, as: UTF8.self)
+    }
 }
 
-/// One client message, classified.
-enum RealtimeRequest {
-    case data(r: Int64, action: String, body: RawJSON, source: [UInt8])
+/// One thing a realtime connection asked, in arrival order: a decoded request, a request whose
+/// body could not be read (answered with its error, in its turn), or a ping.
+enum RealtimeWork {
+    case request(RealtimeRequest)
+    case refused(r: Int64, action: String, RTDBError)
     case ping
-    case other
 
-    static func parse(_ bytes: [UInt8]) throws -> RealtimeRequest {
-        let m = try RawJSON.parse(bytes)
-        guard let t = m["t"]?.string, let d = m["d"] else { throw RTDBError(.invalidJSON, "a realtime message needs t and d") }
-        if t == "c" {
-            return d["t"]?.string == "p" ? .ping : .other
+    /// Writes (`p`, `m`) run in the group commit; everything else at once, in order.
+    var isWrite: Bool {
+        switch self {
+        case .request(let r): return RealtimeRequest.isWrite(action: r.action.name)
+        case .refused(_, let action, _): return RealtimeRequest.isWrite(action: action)
+        case .ping: return false
         }
-        guard t == "d", let r = d["r"]?.int, let a = d["a"]?.string else {
-            throw RTDBError(.invalidJSON, "a data message needs r and a")
-        }
-        return .data(r: r, action: a, body: d["b"] ?? RawJSON(kind: .null, range: 0..<0), source: bytes)
     }
 
-    /// Writes run in the group commit; everything else at once, in order.
-    var isWrite: Bool {
-        if case .data(_, let a, _, _) = self { return a == "p" || a == "m" }
-        return false
+    /// The request number to answer, if any.
+    var r: Int64? {
+        switch self {
+        case .request(let q): return q.r
+        case .refused(let r, _, _): return r
+        case .ping: return nil
+        }
     }
 }
 
-/// Messages the server sends (realtime-protocol §3, §4), as JSON text.
-enum RealtimeMessage {
-    static func hello(ts: Int64, host: String, session: String) -> String {
-        var out = #"{"t":"c","d":{"t":"h","d":{"ts":\#(ts),"v":"5","h":"#
-        out += quoted(host) + #","s":"# + quoted(session) + "}}}"
-        return out
-    }
-
-    static let pong = #"{"t":"c","d":{"t":"o","d":null}}"#
-
-    /// A response to request `r`: `data` is raw JSON text.
-    static func response(_ r: Int64, status: String, data: String) -> String {
-        #"{"t":"d","d":{"r":\#(r),"b":{"s":"# + quoted(status) + #","d":"# + data + "}}}"
-    }
-
-    static func ok(_ r: Int64, _ data: String = "\"\"") -> String { response(r, status: "ok", data: data) }
-
-    static func failure(_ r: Int64, _ status: String, _ message: String) -> String {
-        response(r, status: status, data: quoted(message))
-    }
-
-    /// A data push: `d` (overwrite) or `m` (merge) at an absolute path, tagged for a query listen.
-    static func push(_ event: StreamEvent, at location: Path, tag: Int64?) -> String {
-        var out = #"{"t":"d","d":{"a":"#
-        switch event {
-        case .put(let rel, let value):
-            out += #""d","b":{"p":"# + wirePath(location.appending(rel)) + #","d":"# + json(value)
-        case .patch(let rel, let entries) where entries.count == 1:
-            // A merge of one path is a set there (realtime-protocol §12.7: an onDisconnect set,
-            // run as a merge at the root, reaches a listen above it as a `d` at its own path).
-            out += #""d","b":{"p":"# + wirePath(location.appending(rel).appending(entries[0].path)) + #","d":"#
-                + json(entries[0].value)
-        case .patch(let rel, let entries):
-            out += #""m","b":{"p":"# + wirePath(location.appending(rel)) + #","d":{"#
-            for (i, e) in entries.enumerated() {
-                if i > 0 { out += "," }
-                out += quoted(e.path.unrooted) + ":" + json(e.value)
-            }
-            out += "}"
-        }
-        if let tag { out += #","t":\#(tag)"# }
-        return out + "}}}"
-    }
-
-    /// A listen revoked (rules): the client cancels it with permission_denied.
-    static func cancel(_ location: Path, query: String?) -> String {
-        #"{"t":"d","d":{"a":"c","b":{"p":"# + wirePath(location) + (query.map { #","q":[\#($0)]"# } ?? "") + "}}}"
-    }
-
-    /// Paths go out as Firebase's servers send them: no leading slash, the root as "".
-    static func wirePath(_ p: Path) -> String { quoted(p.unrooted) }
-
-    /// Data in export form: priorities kept, objects never turned into arrays.
-    static func json(_ node: Node) -> String { JSONWriter.string(node, export: true) }
-
-    static func quoted(_ s: String) -> String {
-        var out: [UInt8] = []
-        JSONWriter.appendString(s, to: &out)
-        return String(decoding: out, as: UTF8.self)
-    }
+/// A session's onDisconnect writes, with the credentials it last presented.
+struct PendingDisconnect {
+    var namespace: String
+    var session: String
+    var entries: [(path: Path, value: Node)]
+    var credentials: HTTPRequest
 }

@@ -87,12 +87,11 @@ final class ServerStreams {
     private var queryViews: [ObjectIdentifier: View] = [:]
     /// The feed position each file has been read to.
     private var feedSeq: [String: Int64] = [:]
-    private let deliver: ([StreamSubscriber], StreamEvent) -> Void
+    private var nextSubscriber: UInt64 = 1
+    /// Sends one event to subscribers, each in its own protocol (set by the server).
+    var deliver: ([StreamSubscriber], StreamEvent) -> Void = { _, _ in }
 
-    /// `deliver` sends one event to subscribers, each in its own protocol.
-    init(deliver: @escaping ([StreamSubscriber], StreamEvent) -> Void) {
-        self.deliver = deliver
-    }
+    init() {}
 
     static func key(_ file: String, _ path: Path) -> [UInt8] {
         Array((file + "\n" + path.unrooted).utf8)
@@ -106,8 +105,15 @@ final class ServerStreams {
         plainViews.values.filter { $0.file == file } + queryViews.values.filter { $0.file == file }
     }
 
-    /// Opens a stream: joins (or makes) its view and sends it the first event.
-    func open(_ sub: StreamSubscriber, file: String, db: EmbeddedDatabase, path: Path, query: Query?) throws {
+    /// A new subscriber of connection `connection` (not yet open).
+    func subscriber(connection: UInt64, kind: StreamSubscriber.Kind) -> StreamSubscriber {
+        defer { nextSubscriber += 1 }
+        return StreamSubscriber(id: nextSubscriber, connID: connection, kind: kind)
+    }
+
+    /// Opens a stream: joins (or makes) its view; returns the stream's first event (the whole
+    /// value), for the caller to send before any later event.
+    func open(_ sub: StreamSubscriber, file: String, db: EmbeddedDatabase, path: Path, query: Query?) throws -> StreamEvent {
         // Bring existing views up to date first, so a shared view's value is current.
         try pump(file: file, db: db)
         let view: View
@@ -126,7 +132,7 @@ final class ServerStreams {
         if feedSeq[file] == nil { feedSeq[file] = view.seq }
         view.subscribers[sub.id] = sub
         sub.view = view
-        deliver([sub], view.initialEvent)
+        return view.initialEvent
     }
 
     func close(_ sub: StreamSubscriber) {
@@ -186,7 +192,8 @@ final class ServerStreams {
 }
 
 /// One stream or listen: an SSE connection, or one listen of a realtime session (which pushes
-/// its events as `d`/`m` messages at `location`, tagged for a query listen).
+/// its events as `d`/`m` messages at `location`, tagged for a query listen). Made by
+/// `ServerStreams.subscriber`.
 final class StreamSubscriber {
     enum Kind {
         case sse(export: Bool)

@@ -28,16 +28,10 @@ public struct HTTPRequestParser {
     /// Methods this parser accepts; others are 501.
     public static let knownMethods: Set<String> = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
 
-    /// Longest chunk-size line (size, extensions, line end) accepted.
-    static let maxChunkLineBytes = 4096
-
     enum State {
         case head
         case fixed(remaining: Int)
-        case chunkSize
-        case chunkData(remaining: Int)
-        case chunkDataEnd
-        case trailers
+        case chunked(ChunkedDecoder)
     }
 
     enum ContinueState { case none, needed, sent }
@@ -129,57 +123,27 @@ public struct HTTPRequestParser {
                     body.reserveCapacity(min(n, 1 << 20))
                     state = .fixed(remaining: n)
                 case .chunked:
-                    state = .chunkSize
+                    state = .chunked(ChunkedDecoder(maxBodyBytes: limits.maxBodyBytes, maxTrailerBytes: limits.maxHeaderBytes))
                 }
             case .fixed(let remaining):
                 let n = takeBody(remaining)
                 if n == remaining { return finish() }
                 state = .fixed(remaining: remaining - n)
                 return nil
-            case .chunkSize:
-                guard let line = try chunkLine() else { return nil }
-                let size = try chunkSize(line)
-                if size == 0 {
-                    state = .trailers
-                } else {
-                    state = .chunkData(remaining: size)
+            case .chunked(var decoder):
+                let before = body.count
+                let progress: ChunkedDecoder.Progress
+                do { progress = try decoder.decode(buffer, from: &start, into: &body) } catch { throw HTTPRequestParser.error(error, limits) }
+                if body.count > before && continueState == .needed { continueState = .none }   // the client did not wait
+                state = .chunked(decoder)
+                guard case .complete(let trailers) = progress else { return nil }
+                if !trailers.isEmpty {
+                    let lines = try HTTPRequestParser.lines(buffer[trailers])
+                    var fields: [(name: String, value: String)] = []
+                    for line in lines { fields.append(try HTTPRequestParser.field(line)) }
+                    pending?.trailers = fields
                 }
-            case .chunkData(let remaining):
-                let n = takeBody(remaining)
-                if n < remaining {
-                    state = .chunkData(remaining: remaining - n)
-                    return nil
-                }
-                state = .chunkDataEnd
-            case .chunkDataEnd:
-                guard start < buffer.count else { return nil }
-                if buffer[start] == 0x0A {
-                    start += 1
-                } else if buffer[start] == 0x0D {
-                    guard start + 1 < buffer.count else { return nil }
-                    guard buffer[start + 1] == 0x0A else { throw bad("chunk data is not followed by CRLF") }
-                    start += 2
-                } else {
-                    throw bad("chunk data is longer than its chunk size")
-                }
-                state = .chunkSize
-            case .trailers:
-                guard start < buffer.count else { return nil }
-                // No trailer fields: the section is just an empty line.
-                if buffer[start] == 0x0A { start += 1; return finish() }
-                if buffer[start] == 0x0D {
-                    guard start + 1 < buffer.count else { return nil }
-                    if buffer[start + 1] == 0x0A { start += 2; return finish() }
-                }
-                guard let end = try findBlankLine(limit: limits.maxHeaderBytes, what: "trailer section") else {
-                    return nil
-                }
-                let lines = try HTTPRequestParser.lines(buffer[start..<end])
-                var fields: [(name: String, value: String)] = []
-                for line in lines { fields.append(try HTTPRequestParser.field(line)) }
-                start = end
                 scanFrom = 0
-                pending?.trailers = fields
                 return finish()
             }
         }
@@ -247,52 +211,18 @@ public struct HTTPRequestParser {
         return end
     }
 
-    /// The next chunk-size line without its line end, consumed; nil until it is complete.
-    private mutating func chunkLine() throws -> ArraySlice<UInt8>? {
-        let limit = min(buffer.count, start + HTTPRequestParser.maxChunkLineBytes)
-        var i = start
-        while i < limit, buffer[i] != 0x0A { i += 1 }
-        guard i < limit else {
-            if buffer.count - start >= HTTPRequestParser.maxChunkLineBytes {
-                throw bad("a chunk-size line is longer than \(HTTPRequestParser.maxChunkLineBytes) bytes")
-            }
-            return nil
+    /// A chunked body's failure as the answer to send (413 for the size limit, 431 for the
+    /// trailer limit, 400 otherwise).
+    static func error(_ f: ChunkedDecoder.Failure, _ limits: HTTPLimits) -> HTTPParseError {
+        switch f {
+        case .sizeLineTooLong(let n): return HTTPParseError(status: 400, message: "a chunk-size line is longer than \(n) bytes")
+        case .invalidSize: return HTTPParseError(status: 400, message: "invalid chunk size")
+        case .invalidExtension: return HTTPParseError(status: 400, message: "invalid character in a chunk extension")
+        case .bodyTooLarge(let n): return HTTPParseError(status: 413, message: "the body is larger than \(n) bytes")
+        case .dataNotFollowedByCRLF: return HTTPParseError(status: 400, message: "chunk data is not followed by CRLF")
+        case .dataLongerThanSize: return HTTPParseError(status: 400, message: "chunk data is longer than its chunk size")
+        case .trailersTooLong(let n): return HTTPParseError(status: 431, message: "the trailer section is longer than \(n) bytes")
         }
-        var line = buffer[start..<i]
-        if line.last == 0x0D { line = line.dropLast() }
-        start = i + 1
-        return line
-    }
-
-    /// Parses `HEX [ws] [; extensions]` and checks the running body size against the limit.
-    private func chunkSize(_ line: ArraySlice<UInt8>) throws -> Int {
-        var size = 0
-        var digits = 0
-        var i = line.startIndex
-        while i < line.endIndex, let v = PercentCoding.hexValue(line[i]) {
-            digits += 1
-            if size > (Int.max >> 4) || (size << 4 | Int(v)) > limits.maxBodyBytes {
-                throw HTTPParseError(status: 413, message: "the body is larger than \(limits.maxBodyBytes) bytes")
-            }
-            size = size << 4 | Int(v)
-            i += 1
-        }
-        if digits == 0 { throw bad("invalid chunk size") }
-        while i < line.endIndex, line[i] == 0x20 || line[i] == 0x09 { i += 1 }
-        if i < line.endIndex {
-            guard line[i] == UInt8(ascii: ";") else { throw bad("invalid chunk size") }
-            for b in line[i...] where (b < 0x20 && b != 0x09) || b == 0x7F {
-                throw bad("invalid character in a chunk extension")
-            }
-        }
-        if size > limits.maxBodyBytes - body.count {
-            throw HTTPParseError(status: 413, message: "the body is larger than \(limits.maxBodyBytes) bytes")
-        }
-        return size
-    }
-
-    private func bad(_ message: String) -> HTTPParseError {
-        HTTPParseError(status: 400, message: message)
     }
 
     // MARK: the head

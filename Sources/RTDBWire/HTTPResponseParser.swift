@@ -66,10 +66,7 @@ public struct HTTPResponseParser {
         case none
         case fixed(remaining: Int)
         case untilClose
-        case chunkSize
-        case chunkData(remaining: Int)
-        case chunkDataEnd
-        case trailers
+        case chunked(ChunkedDecoder)
         case done
     }
 
@@ -162,7 +159,8 @@ public struct HTTPResponseParser {
             guard last == "chunked" else {
                 return .untilClose   // RFC 9112 §6.3: not chunked last → read until close
             }
-            return .chunkSize
+            // A stream's body may last for days: only each chunk is bounded, not the total.
+            return .chunked(ChunkedDecoder(maxBodyBytes: Int.max, maxTrailerBytes: maxHeaderBytes))
         }
         let lengths = head.headers.filter { $0.name == "content-length" }.map(\.value)
         if let first = lengths.first {
@@ -189,35 +187,31 @@ public struct HTTPResponseParser {
             case .untilClose:
                 _ = take(buffer.count - start)
                 return
-            case .chunkSize:
-                guard let line = try chunkLine() else { return }
-                let size = try HTTPResponseParser.chunkSize(line)
-                state = size == 0 ? .trailers : .chunkData(remaining: size)
-            case .chunkData(let remaining):
-                let n = take(remaining)
-                if n < remaining {
-                    state = .chunkData(remaining: remaining - n)
-                    return
+            case .chunked(var decoder):
+                let before = decoded.count
+                let progress: ChunkedDecoder.Progress
+                do { progress = try decoder.decode(buffer, from: &start, into: &decoded) } catch {
+                    throw HTTPResponseParser.error(error)
                 }
-                state = .chunkDataEnd
-            case .chunkDataEnd:
-                guard start < buffer.count else { return }
-                if buffer[start] == 0x0A {
-                    start += 1
-                } else if buffer[start] == 0x0D {
-                    guard start + 1 < buffer.count else { return }
-                    guard buffer[start + 1] == 0x0A else { throw HTTPResponseParseError("chunk data is not followed by CRLF") }
-                    start += 2
-                } else {
-                    throw HTTPResponseParseError("chunk data is longer than its chunk size")
-                }
-                state = .chunkSize
-            case .trailers:
-                guard let end = try findBlankLine(limit: maxHeaderBytes, what: "trailer section", allowEmpty: true) else { return }
-                start = end
-                state = .done
+                bodyBytes += decoded.count - before
+                state = .chunked(decoder)
+                // Trailer fields are read past and dropped: nothing a client does needs them.
+                if case .complete = progress { state = .done }
                 return
             }
+        }
+    }
+
+    /// A chunked body's failure as an error.
+    static func error(_ f: ChunkedDecoder.Failure) -> HTTPResponseParseError {
+        switch f {
+        case .sizeLineTooLong: return HTTPResponseParseError("chunk size line is too long")
+        case .invalidSize: return HTTPResponseParseError("invalid chunk size")
+        case .invalidExtension: return HTTPResponseParseError("invalid character in a chunk extension")
+        case .bodyTooLarge: return HTTPResponseParseError("chunk size is too large")
+        case .dataNotFollowedByCRLF: return HTTPResponseParseError("chunk data is not followed by CRLF")
+        case .dataLongerThanSize: return HTTPResponseParseError("chunk data is longer than its chunk size")
+        case .trailersTooLong(let n): return HTTPResponseParseError("trailer section is longer than \(n) bytes")
         }
     }
 
@@ -240,15 +234,14 @@ public struct HTTPResponseParser {
     }
 
     /// The index just past the blank line that ends the head starting at `start` (LF or CRLF
-    /// line ends), nil when it has not arrived. With `allowEmpty`, an empty line right at
-    /// `start` counts (an empty trailer section).
-    mutating func findBlankLine(limit: Int, what: String, allowEmpty: Bool = false) throws -> Int? {
+    /// line ends), nil when it has not arrived.
+    mutating func findBlankLine(limit: Int, what: String) throws -> Int? {
         var i = start
         var lineStart = start
         while i < buffer.count {
             if buffer[i] == 0x0A {
                 let lineEnd = i > lineStart && buffer[i - 1] == 0x0D ? i - 1 : i
-                if lineEnd == lineStart && (allowEmpty || lineStart > start) { return i + 1 }
+                if lineEnd == lineStart && lineStart > start { return i + 1 }
                 lineStart = i + 1
             }
             i += 1
@@ -256,39 +249,6 @@ public struct HTTPResponseParser {
         }
         if buffer.count - start > limit { throw HTTPResponseParseError("\(what) is longer than \(limit) bytes") }
         return nil
-    }
-
-    mutating func chunkLine() throws -> ArraySlice<UInt8>? {
-        guard let nl = buffer[start...].firstIndex(of: 0x0A) else {
-            if buffer.count - start > 4096 { throw HTTPResponseParseError("chunk size line is too long") }
-            return nil
-        }
-        var line = buffer[start..<nl]
-        if line.last == 0x0D { line = line.dropLast() }
-        start = nl + 1
-        return line
-    }
-
-    static func chunkSize(_ line: ArraySlice<UInt8>) throws -> Int {
-        var n = 0
-        var digits = 0
-        for b in line {
-            let v: Int
-            switch b {
-            case 0x30...0x39: v = Int(b - 0x30)
-            case 0x41...0x46: v = Int(b - 0x41 + 10)
-            case 0x61...0x66: v = Int(b - 0x61 + 10)
-            case UInt8(ascii: ";"), 0x20, 0x09:
-                if digits == 0 { throw HTTPResponseParseError("chunk size is missing") }
-                return n
-            default: throw HTTPResponseParseError("invalid chunk size")
-            }
-            digits += 1
-            if digits > 15 { throw HTTPResponseParseError("chunk size is too large") }
-            n = n * 16 + v
-        }
-        if digits == 0 { throw HTTPResponseParseError("chunk size is missing") }
-        return n
     }
 
     /// Status line and header fields (bytes without the final blank line).

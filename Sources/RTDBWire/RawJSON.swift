@@ -58,6 +58,39 @@ public struct RawJSON: Sendable {
             ?? JSONReader.parse(Array(source[range]))
     }
 
+    /// The value rebuilt as compact JSON (no spaces; numbers as JSONWriter writes them, strings
+    /// re-escaped), so that what a peer sent can be sent back or passed on in one canonical form.
+    public func compactText() -> [UInt8] {
+        var out: [UInt8] = []
+        appendCompact(to: &out)
+        return out
+    }
+
+    private func appendCompact(to out: inout [UInt8]) {
+        switch kind {
+        case .null: out += Array("null".utf8)
+        case .bool(let b): out += Array((b ? "true" : "false").utf8)
+        case .number(let d): out += Array(JSONWriter.format(d).utf8)
+        case .string(let s): JSONWriter.appendString(s, to: &out)
+        case .array(let items):
+            out.append(UInt8(ascii: "["))
+            for (i, v) in items.enumerated() {
+                if i > 0 { out.append(UInt8(ascii: ",")) }
+                v.appendCompact(to: &out)
+            }
+            out.append(UInt8(ascii: "]"))
+        case .object(let members):
+            out.append(UInt8(ascii: "{"))
+            for (i, m) in members.enumerated() {
+                if i > 0 { out.append(UInt8(ascii: ",")) }
+                JSONWriter.appendString(m.key, to: &out)
+                out.append(UInt8(ascii: ":"))
+                m.value.appendCompact(to: &out)
+            }
+            out.append(UInt8(ascii: "}"))
+        }
+    }
+
     struct Reader {
         let b: [UInt8]
         var i = 0

@@ -5,24 +5,39 @@
 public enum RealtimeFraming {
     public static let maxFrameUnits = 16_384
 
-    /// The frames for one outgoing message, cut only between Unicode scalars.
-    public static func frames(_ message: String) -> [String] {
-        if message.utf16.count <= maxFrameUnits { return [message] }
-        var pieces: [String] = []
-        var current = String.UnicodeScalarView()
+    /// The client's keep-alive frame (realtime-protocol §2): sent after 45 s without sending.
+    public static let keepAlive: [UInt8] = [UInt8(ascii: "0")]
+
+    /// The frames for one outgoing message (UTF-8 text), cut only between Unicode scalars:
+    /// the message itself when it is short, else the count and the pieces.
+    public static func frames(_ message: [UInt8]) -> [[UInt8]] {
+        // Each UTF-16 unit takes at least one UTF-8 byte.
+        if message.count <= maxFrameUnits { return [message] }
+        var pieces: [[UInt8]] = []
+        var pieceStart = 0
         var units = 0
-        for s in message.unicodeScalars {
-            let n = s.utf16.count
-            if units + n > maxFrameUnits {
-                pieces.append(String(current))
-                current = String.UnicodeScalarView()
+        var i = 0
+        while i < message.count {
+            let lead = message[i]
+            // A scalar's UTF-8 length and UTF-16 width from its first byte (a stray
+            // continuation byte counts as a one-byte scalar of one unit).
+            let (length, width) = lead < 0xC0 ? (1, 1) : lead < 0xE0 ? (2, 1) : lead < 0xF0 ? (3, 1) : (4, 2)
+            if units + width > maxFrameUnits {
+                pieces.append(Array(message[pieceStart..<i]))
+                pieceStart = i
                 units = 0
             }
-            current.append(s)
-            units += n
+            units += width
+            i = min(message.count, i + length)
         }
-        if !current.isEmpty { pieces.append(String(current)) }
-        return [String(pieces.count)] + pieces
+        if pieceStart < message.count { pieces.append(Array(message[pieceStart...])) }
+        if pieces.count == 1 { return [message] }
+        return [Array(String(pieces.count).utf8)] + pieces
+    }
+
+    /// `frames` for a message held as a String.
+    public static func frames(_ message: String) -> [String] {
+        frames(Array(message.utf8)).map { String(decoding: $0, as: UTF8.self) }
     }
 
     /// Joins incoming frames into messages.

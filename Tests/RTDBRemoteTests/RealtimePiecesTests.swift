@@ -50,15 +50,25 @@ import Testing
         #expect(JSONWriter.string(c.info) == #"{"connected":false}"#)
     }
 
+    /// The bytes of one request the client sends.
+    func sent(_ action: RealtimeRequest.Action) -> String {
+        String(decoding: RealtimeMessage.request(RealtimeRequest(r: 1, action)).encode(), as: UTF8.self)
+    }
+
     @Test func bodiesAreJSONWithPathsAndExportValues() throws {
-        #expect(RealtimeClient.pathText(try Path("/a/b")) == #""/a/b""#)
-        #expect(RealtimeClient.pathText(Path(validatedKeys: [])) == #""/""#)
-        #expect(RealtimeClient.pathText(Path(validatedKeys: ["q\"uote"])) == #""/q\"uote""#)
+        #expect(sent(.onDisconnectCancel(path: try Path("/a/b"))) == #"{"t":"d","d":{"r":1,"a":"oc","b":{"p":"/a/b","d":null}}}"#)
+        #expect(sent(.onDisconnectCancel(path: Path(validatedKeys: []))).contains(#""p":"/""#))
+        #expect(sent(.onDisconnectCancel(path: Path(validatedKeys: ["q\"uote"]))).contains(#""p":"/q\"uote""#))
         let value = try JSONReader.parse(#"{"x":{".value":1,".priority":2},"t":{".sv":"timestamp"}}"#)
-        let text = RealtimeClient.value(value)
+        let text = sent(.put(path: .root, value: value, hash: nil))
         #expect(text.contains(#"".priority":2"#))
         #expect(text.contains(#"{".sv":"timestamp"}"#))
-        let merge = RealtimeClient.children([(try Path("a/b"), .int(1)), (try Path("c"), .null)])
-        #expect(merge == #"{"a/b":1,"c":null}"#)
+        let merge = sent(.merge(path: .root, children: [Node.Entry("a/b", .int(1)), Node.Entry("c", .null)]))
+        #expect(merge.contains(#""d":{"a/b":1,"c":null}"#))
+        // A listen: the query object and tag only for a query listen, and no cached value.
+        #expect(sent(.listen(RealtimeClient.listen(try Path("/a"), nil, nil))) == #"{"t":"d","d":{"r":1,"a":"q","b":{"p":"/a","h":""}}}"#)
+        let q = try JSONText(validating: #"{"l":2,"vf":"r","i":"x"}"#)
+        #expect(sent(.listen(RealtimeClient.listen(try Path("/q"), q, 1)))
+                == #"{"t":"d","d":{"r":1,"a":"q","b":{"p":"/q","q":{"l":2,"vf":"r","i":"x"},"t":1,"h":""}}}"#)
     }
 }

@@ -66,7 +66,7 @@ import RTDBWire
         let request = HTTPRequest(method: v.method, target: v.target)
         let rel = request.rawPath.hasSuffix(".json") ? String(request.rawPath.dropLast(5)) : request.rawPath
         let path = try Path(try PercentCoding.decode(rel))
-        let wirePath = RealtimeMessage.quoted(path.description)
+        let wirePath = JSONText(string: path.description).description
         let answer: RealtimeAnswer
         switch v.method {
         case "GET":
@@ -75,7 +75,7 @@ import RTDBWire
         case "PUT", "DELETE":
             answer = try client.call("p", #"{"p":"# + wirePath + #","d":"# + (v.body ?? "null") + "}")
         case "POST":
-            let child = RealtimeMessage.quoted(path.appending("-Nabcdefghijklmnopqr").description)
+            let child = JSONText(string: path.appending("-Nabcdefghijklmnopqr").description).description
             answer = try client.call("p", #"{"p":"# + child + #","d":"# + (v.body ?? "null") + "}")
         case "PATCH":
             answer = try client.call("m", #"{"p":"# + wirePath + #","d":"# + (v.body ?? "{}") + "}")

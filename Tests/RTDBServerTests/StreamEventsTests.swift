@@ -1,6 +1,7 @@
 import Testing
 import RTDBCore
 import RTDBEngine
+import RTDBWire
 @testable import RTDBServer
 
 
@@ -69,17 +70,5 @@ private func line(_ e: StreamEvent?) -> String { e.map { "\($0.name) \($0.data)"
         let stream = LocationStream(location: p("/a"), value: node(#"{"b":[1,2]}"#))
         #expect(line(stream.initialEvent) == #"put {"path":"/","data":{"b":[1,2]}}"#)
         #expect(line(LocationStream(location: .root, value: .null).initialEvent) == #"put {"path":"/","data":null}"#)
-    }
-
-    @Test func queryWindowChangesArePatches() {
-        let a = [Node.Entry("a", .int(1)), Node.Entry("b", .int(2))]
-        let b = [Node.Entry("b", .int(3)), Node.Entry("c", .int(4))]
-        #expect(line(QueryStreamDiff.events(old: a, new: b)) == #"patch {"path":"/","data":{"b":3,"c":4,"a":null}}"#)
-        #expect(line(QueryStreamDiff.events(old: a, new: a)) == "none")
-        #expect(line(QueryStreamDiff.events(old: a, new: [])) == #"put {"path":"/","data":null}"#)
-        // Keys that differ only in Unicode normalisation are two children.
-        let nfc = [Node.Entry("\u{E9}", .int(1))]
-        let nfd = [Node.Entry("e\u{301}", .int(1))]
-        #expect(line(QueryStreamDiff.events(old: nfc, new: nfd)) == "patch {\"path\":\"/\",\"data\":{\"e\u{301}\":1,\"\u{E9}\":null}}")
     }
 }

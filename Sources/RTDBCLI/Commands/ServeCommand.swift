@@ -1,6 +1,5 @@
 import RTDBCore
 import RTDBServer
-import RTDBNet
 import RTDBRules
 #if canImport(Glibc)
 import Glibc
@@ -81,11 +80,11 @@ enum ServeCommand {
             if s.isEmpty { throw inv.usageError("--secret needs a non-empty token") }
             options.secret = s
         }
-        if options.secret == nil && !inv.has(insecure) && !TCPListener.isLoopback(host: options.host) {
+        if options.secret == nil && !inv.has(insecure) && !ServeConfiguration.isLoopback(host: options.host) {
             throw inv.usageError("serve: \(options.host) is not a loopback address: give --secret TOKEN (or --insecure to serve everyone)")
         }
         let dbFile = try inv.value(Global.db)   // (refuses --db "")
-        options.tls = try tlsContext(inv)
+        try configureTLS(inv, &options)
         let timeout = try inv.timeoutSeconds()
         let security = try securityOptions(inv, host: options.host, secret: options.secret)
 
@@ -107,17 +106,8 @@ enum ServeCommand {
             where_ = #","db":"# + quoted(file)
         }
         namespaces.prepare = Invocation.preparePlainFile
-        let server: Server
-        do {
-            server = try Server(options: options, namespaces: namespaces, watchFolder: folder.isEmpty ? "/" : folder,
-                                security: security)
-        } catch let e as NetError {
-            if e.errnoValue == EADDRINUSE { throw RTDBError(.unavailable, "cannot listen on \(options.host):\(options.port): the address is in use") }
-            if e.errnoValue == EACCES { throw RTDBError(.permissionDenied, "cannot listen on \(options.host):\(options.port): permission denied") }
-            throw RTDBError(.unavailable, "cannot listen on \(options.host):\(options.port): \(e)")
-        }
-        // `.indexOn` declarations become the engine's indexes before the first request.
-        if security.rules != nil { server.createDeclaredIndexes(nil) }
+        let server = try ServeConfiguration(options: options, namespaces: namespaces, watchFolder: folder.isEmpty ? "/" : folder,
+                                            security: security).start()
         let out = inv.output(streaming: true)
         try out.raw(#"{"event":"listening","url":"# + quoted(server.url) + where_ + "}\n")
         try out.flush()
@@ -129,7 +119,7 @@ enum ServeCommand {
     static func securityOptions(_ inv: Invocation, host: String, secret: String?) throws -> SecurityOptions {
         var security = SecurityOptions()
         security.strictIndexes = inv.has(strictIndexes)
-        security.ownerIsAdmin = secret == nil && TCPListener.isLoopback(host: host)
+        security.ownerIsAdmin = secret == nil && ServeConfiguration.isLoopback(host: host)
         if let file = try inv.value(rules) {
             if file.isEmpty { throw inv.usageError("--rules needs a file name") }
             security.rules = try RulesCommand.load(file)
@@ -154,18 +144,17 @@ enum ServeCommand {
 
     /// The certificate and key of --tls-cert/--tls-key, checked before anything listens: a
     /// missing, unreadable, mismatched or encrypted file is a usage error naming it.
-    static func tlsContext(_ inv: Invocation) throws -> TLSServerContext? {
+    static func configureTLS(_ inv: Invocation, _ options: inout Server.Options) throws {
         let cert = try inv.value(tlsCert), key = try inv.value(tlsKey)
-        if cert == nil && key == nil { return nil }
+        if cert == nil && key == nil { return }
         guard let cert, let key else {
             throw inv.usageError(cert == nil ? "--tls-key needs --tls-cert FILE as well" : "--tls-cert needs --tls-key FILE as well")
         }
         if cert.isEmpty { throw inv.usageError("--tls-cert needs a file name") }
         if key.isEmpty { throw inv.usageError("--tls-key needs a file name") }
         do {
-            return try TLSServerContext(certificateFile: cert, keyFile: key)
-        } catch let e as TLSError {
-            if case .unavailable(let m) = e { throw RTDBError(.unavailable, m) }
+            try options.useTLS(certificateFile: cert, keyFile: key)
+        } catch let e as TLSSetupError {
             throw inv.usageError("serve: \(e.message)")
         }
     }

@@ -1,0 +1,164 @@
+/// One accepted connection on an event loop. It owns its socket (and TLS session), the bytes
+/// not yet sent, and its registration in the loop; `close()` is the one place the socket
+/// closes, and closing tells `onClose` once.
+///
+/// Output is written at once when the socket takes it; what it does not take waits here and
+/// goes out when the socket is writable again. Back-pressure is explicit: with an
+/// `outputLimit`, a peer that lets more than that many bytes pile up (a stream client that does
+/// not read) is closed rather than allowed to grow memory without bound.
+public final class SocketConnection: EventHandler {
+    public let io: ConnectionIO
+    public var fd: Int32 { io.fd }
+    /// The loop's token for this connection (also its id).
+    public private(set) var token: UInt64
+    private unowned let loop: EventLoop
+
+    public private(set) var closed = false
+    /// Monotonic milliseconds of the last bytes received / sent.
+    public private(set) var lastInput: Int64
+    public private(set) var lastOutput: Int64
+    /// Close once everything queued is sent (after a final answer, a refused request …).
+    public private(set) var closing = false
+    /// Unsent bytes past which the connection is closed (nil: no limit).
+    public var outputLimit: Int? = nil
+    /// Called once, when the connection closes (by either side).
+    public var onClose: (() -> Void)?
+
+    private var out: [UInt8] = []
+    private var outStart = 0
+    private var watchingWritable = false
+
+    /// Called when there is input to read (or the peer hung up): the owner then calls
+    /// `readAvailable`.
+    public var onReadable: (() -> Void)?
+
+    /// Registers `io` with `loop` (the loop keeps the connection until it closes).
+    public init(io: ConnectionIO, loop: EventLoop) throws {
+        self.io = io
+        self.loop = loop
+        let now = monotonicMillis()
+        lastInput = now
+        lastOutput = now
+        token = 0
+        token = try loop.watch(io.fd, handler: self)
+    }
+
+    public func ready(_ r: Poller.Ready) {
+        let tlsWaitsForWritable = io.wantsWritable
+        if r.writable { flush() }
+        if r.readable || r.closed || (r.writable && tlsWaitsForWritable) { onReadable?() }
+    }
+
+    public var pendingOutput: Int { out.count - outStart }
+
+    /// Reads what the socket has into `buffer`, handing each read to `deliver`; closes the
+    /// connection when the peer has gone (then `failure` says why, for TLS). Reads again while
+    /// TLS holds decrypted bytes the socket will not signal.
+    public func readAvailable(into buffer: inout [UInt8], _ deliver: (UnsafeRawBufferPointer) -> Void) {
+        repeat {
+            if closed { return }
+            let result = buffer.withUnsafeMutableBytes { io.read(into: $0) }
+            switch result {
+            case .done(let n):
+                lastInput = monotonicMillis()
+                buffer.withUnsafeBytes { deliver(UnsafeRawBufferPointer(rebasing: $0[0..<n])) }
+            case .wouldBlock:
+                // A TLS handshake that could not send all it had waits for the socket to drain.
+                if io.wantsWritable { watchWritable(true) }
+                return
+            case .closed:
+                close()
+                return
+            case .failed:
+                if case .tls(_, let session) = io, let why = session.failure { failure = why }
+                close()
+                return
+            }
+        } while io.hasBufferedInput
+    }
+
+    /// Why TLS failed, when the connection closed because it did.
+    public private(set) var failure: String? = nil
+
+    /// Queues `bytes` (writing at once what the socket takes); with `andClose`, the connection
+    /// closes once they are sent.
+    public func send(_ bytes: [UInt8], andClose: Bool = false) {
+        if closed { return }
+        if andClose { closing = true }
+        if pendingOutput == 0 {
+            let r = bytes.withUnsafeBytes { io.write($0) }
+            switch r {
+            case .done(let n):
+                if n == bytes.count { lastOutput = monotonicMillis(); closeIfDone(); return }
+                out = Array(bytes[n...])
+                outStart = 0
+            case .wouldBlock:
+                out = bytes
+                outStart = 0
+            case .closed, .failed:
+                close()
+                return
+            }
+        } else {
+            out.append(contentsOf: bytes)
+        }
+        if let limit = outputLimit, pendingOutput > limit {
+            // A peer that stopped reading: drop it rather than grow without bound.
+            close()
+            return
+        }
+        watchWritable(true)
+    }
+
+    /// Writes queued bytes while the socket takes them.
+    public func flush() {
+        if closed { return }
+        while pendingOutput > 0 {
+            let r = out.withUnsafeBytes { io.write(UnsafeRawBufferPointer(rebasing: $0[outStart...])) }
+            switch r {
+            case .done(let n):
+                outStart += n
+                lastOutput = monotonicMillis()
+            case .wouldBlock:
+                watchWritable(true)
+                return
+            case .closed, .failed:
+                close()
+                return
+            }
+        }
+        out.removeAll(keepingCapacity: out.capacity <= 65_536)
+        outStart = 0
+        watchWritable(false)
+        closeIfDone()
+    }
+
+    /// Closes the connection once its queued bytes are sent (at once when there are none).
+    public func closeWhenFlushed() {
+        closing = true
+        closeIfDone()
+    }
+
+    private func closeIfDone() {
+        if closing && pendingOutput == 0 { close() }
+    }
+
+    /// Whether the loop should say when the socket can take more bytes.
+    public func watchWritable(_ on: Bool) {
+        if closed || watchingWritable == on { return }
+        watchingWritable = on
+        loop.modify(io.fd, token: token, read: true, write: on)
+    }
+
+    /// Unwatches and closes the socket (TLS first sends close_notify); `onClose` runs once.
+    public func close() {
+        if closed { return }
+        closed = true
+        loop.unwatch(io.fd, token: token)
+        io.close()
+        let done = onClose
+        onClose = nil
+        // The owner may let go of this connection in `onClose`; it lives until the call ends.
+        withExtendedLifetime(self) { done?() }
+    }
+}

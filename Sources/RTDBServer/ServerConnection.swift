@@ -1,0 +1,334 @@
+import RTDBCore
+import RTDBNet
+import RTDBWire
+
+/// One client of the server: its connection and the protocol it speaks now. Every connection
+/// starts with HTTP requests; a streaming GET makes it an event stream, a WebSocket upgrade a
+/// realtime session, for good.
+///
+/// Requests run in arrival order: reads at once, each write in the group commit, and a
+/// connection with a write in the batch runs nothing more until the write is answered (reads
+/// never run inside an open batch: they would see writes that might still fail). What to
+/// answer is the handlers' (HTTPHandler, SSEStream, RealtimeHandler); this type turns their
+/// answers into bytes on its connection.
+final class ServerConnection {
+    enum Role {
+        case http
+        case stream(SSEStream)
+        case realtime(RealtimeSession)
+    }
+
+    /// A request waiting to run, in arrival order.
+    enum Work {
+        case http(HTTPRequest)
+        case realtime(RealtimeWork)
+    }
+
+    let link: SocketConnection
+    unowned let core: ServerCore
+    var id: UInt64 { link.token }
+    private(set) var role = Role.http
+    /// The HTTP reader; emptied once the connection speaks something else.
+    private var parser: HTTPRequestParser
+    /// When the first byte of a request head still incomplete arrived (slow-loris check).
+    private var headStarted: Int64? = nil
+    private var queue: [Work] = []
+    private var waitingForCommit = false
+    /// In the core's list of connections with work to run.
+    var scheduled = false
+
+    init(link: SocketConnection, core: ServerCore) {
+        self.link = link
+        self.core = core
+        self.parser = HTTPRequestParser(limits: core.options.limits)
+    }
+
+    // MARK: input
+
+    /// The socket is readable: what it has is handled as it arrives.
+    func readable() {
+        link.readAvailable(into: &core.readBuffer) { received($0) }
+        if link.closed, let why = link.failure { core.log.tlsFailure(why) }
+    }
+
+    /// Bytes received: HTTP requests or WebSocket frames become queued work. Nothing more is
+    /// read from a stream, nor from a connection that is closing.
+    func received(_ bytes: UnsafeRawBufferPointer) {
+        if link.closing { return }
+        switch role {
+        case .stream:
+            return
+        case .realtime(let session):
+            session.frames.append(bytes)
+            readFrames(session)
+        case .http:
+            parser.append(bytes)
+            parseRequests()
+            // A head must arrive whole within the idle timeout, however slowly it trickles.
+            if parser.hasPartialRequest && parser.pendingHead == nil {
+                if headStarted == nil { headStarted = link.lastInput }
+            } else {
+                headStarted = nil
+            }
+        }
+    }
+
+    private func parseRequests() {
+        while !link.closing {
+            do {
+                guard let req = try parser.next() else { break }
+                enqueue(.http(req))
+                // Bytes after an upgrade request are WebSocket frames, not HTTP.
+                if HTTPHandler.isUpgrade(req) { break }
+            } catch let e as HTTPParseError {
+                respondAndClose(HTTPResponse.error(e.status, e.message))
+                return
+            } catch {
+                respondAndClose(HTTPResponse.error(400, "Bad request"))
+                return
+            }
+        }
+        if parser.needsContinue {
+            // curl waits for this before sending a body over 1 KiB.
+            link.send(HTTPResponse.continueHead)
+            parser.continueSent()
+        }
+    }
+
+    /// Reads WebSocket frames and queues the realtime requests they carry.
+    private func readFrames(_ session: RealtimeSession) {
+        while !link.closed && !link.closing {
+            let message: WebSocket.Message?
+            do { message = try session.frames.next() } catch let e as WebSocket.ProtocolError {
+                closeRealtime(e.code, e.reason)
+                return
+            } catch {
+                closeRealtime(1002, "protocol error")
+                return
+            }
+            guard let m = message else { return }
+            switch m.opcode {
+            case .text:
+                do {
+                    if case .message(let bytes) = try session.assembler.receive(m.payload) { receive(bytes) }
+                } catch {
+                    closeRealtime(1009, "message too big")
+                    return
+                }
+            case .binary: closeRealtime(1003, "text frames only")
+            case .ping: link.send(WebSocket.frame(.pong, m.payload))
+            case .pong, .continuation: break
+            case .close: closeRealtime(1000, "")
+            }
+        }
+    }
+
+    /// One whole realtime message from the client.
+    private func receive(_ bytes: [UInt8]) {
+        do {
+            switch try RealtimeMessage.decode(bytes) {
+            case .request(let r): enqueue(.realtime(.request(r)))
+            case .control(.ping): enqueue(.realtime(.ping))
+            case .control: break   // other controls carry nothing for a server
+            case .response, .push: closeRealtime(1007, "not a realtime message")   // only servers send these
+            }
+        } catch {
+            // A request whose body is wrong is answered in its turn; anything else ends the session.
+            if let refused = error.refusedRequest {
+                enqueue(.realtime(.refused(r: refused.r, action: refused.action, refused.error)))
+            } else {
+                closeRealtime(1007, "not a realtime message")
+            }
+        }
+    }
+
+    private func enqueue(_ work: Work) {
+        queue.append(work)
+        if !waitingForCommit { core.schedule(self) }
+    }
+
+    // MARK: running requests
+
+    /// Runs queued requests in order: reads at once, up to the first write, which goes to the
+    /// group commit (the rest then waits for its answer).
+    func runQueued() {
+        while !queue.isEmpty && !link.closed && !waitingForCommit {
+            let work = queue.removeFirst()
+            switch work {
+            case .http(let req):
+                let kind = HTTPHandler.kind(req)
+                if kind == .write {
+                    submit(work)
+                    return
+                }
+                answerRead(req, upgrade: kind == .upgrade)
+                if case .http = role, !link.closing {} else { queue.removeAll() }
+                if case .stream = role { return }
+            case .realtime(let w):
+                if w.isWrite {
+                    submit(work)
+                    return
+                }
+                if case .realtime(let session) = role { send(core.realtime.answer(w, session, connection: id)) }
+            }
+        }
+    }
+
+    private func submit(_ work: Work) {
+        waitingForCommit = true
+        let started = monotonicNanos()
+        core.commit.submit { [self] in
+            switch work {
+            case .http(let req):
+                let response = core.http.write(req)
+                return { lost in
+                    self.writeDone()
+                    self.respond(req, lost.map(HTTPHandler.lost) ?? response, started: started)
+                }
+            case .realtime(let w):
+                var answer: RealtimeResponse? = nil
+                if case .realtime(let session) = role { answer = core.realtime.write(w, session) }
+                return { lost in
+                    self.writeDone()
+                    guard let r = w.r else { return }
+                    let response = lost.map { RealtimeResponse.failure(r, .failure, "the write could not be committed: \($0.message)") }
+                        ?? answer ?? .failure(r, .failure, "no answer")
+                    self.send([.response(response)])
+                }
+            }
+        }
+    }
+
+    private func writeDone() {
+        waitingForCommit = false
+        if !queue.isEmpty { core.schedule(self) }
+    }
+
+    private func answerRead(_ req: HTTPRequest, upgrade isUpgrade: Bool) {
+        let started = monotonicNanos()
+        if isUpgrade {
+            upgrade(req, started: started)
+            return
+        }
+        switch core.http.read(req) {
+        case .response(let r): respond(req, r, started: started)
+        case .stream(let s): openStream(req, s, started: started)
+        }
+    }
+
+    /// Sends `response`; the connection closes after it when the client or the server says so.
+    private func respond(_ req: HTTPRequest, _ response: HTTPResponse, started: UInt64) {
+        let (bytes, keepAlive) = HTTPHandler.frame(response, to: req, stopping: core.stopping)
+        if !keepAlive { queue.removeAll() }
+        core.log.request(req, status: response.status, started: started)
+        link.send(bytes, andClose: !keepAlive)
+    }
+
+    private func respondAndClose(_ response: HTTPResponse) {
+        queue.removeAll()
+        link.send(response.serialize(keepAlive: false), andClose: true)
+        link.flush()
+    }
+
+    private func openStream(_ req: HTTPRequest, _ s: StreamRequest, started: UInt64) {
+        do {
+            let db = try core.namespaces.embedded(s.namespace)
+            let sub = core.streams.subscriber(connection: id, kind: .sse(export: s.export))
+            let first = try core.streams.open(sub, file: core.namespaces.path(of: s.namespace), db: db, path: s.path, query: s.query)
+            role = .stream(SSEStream(subscriber: sub, access: s.access))
+            leaveHTTP()
+            link.send(SSEStream.opening(first, export: s.export))
+            core.log.request(req, status: 200, started: started)
+        } catch {
+            respond(req, ErrorStatus.response(error), started: started)
+            if error is RTDBError { link.closeWhenFlushed() }
+        }
+    }
+
+    private func upgrade(_ req: HTTPRequest, started: UInt64) {
+        switch core.http.upgrade(req) {
+        case .refuse(let response, let close):
+            respond(req, response, started: started)
+            if close { link.closeWhenFlushed() }
+        case .accept(let key, let namespace, let host, let previous, let credentials):
+            // A reconnecting client names its previous session: end that one now (its
+            // onDisconnect writes run), so presence never waits for the old socket to time out.
+            if let previous { core.session(previous)?.link.close() }
+            let session = RealtimeSession(id: RealtimeSession.newID(), namespace: namespace, host: host, credentials: credentials)
+            core.sessionStarted(session, on: self)
+            role = .realtime(session)
+            leaveHTTP()
+            core.log.request(req, status: 101, started: started)
+            link.send(HTTPHandler.switchingProtocols(key: key))
+            send([core.realtime.hello(session)])
+        }
+    }
+
+    /// The connection became a stream or a session: its unsent bytes are bounded from now on,
+    /// and the HTTP reader's buffer is let go (nothing more is read as HTTP).
+    private func leaveHTTP() {
+        link.outputLimit = core.options.streamBufferLimit
+        parser = HTTPRequestParser(limits: core.options.limits)
+        headStarted = nil
+    }
+
+    // MARK: output
+
+    /// Realtime messages, each split into frames when long.
+    func send(_ messages: [RealtimeMessage]) {
+        for m in messages { sendFrames(RealtimeFraming.frames(m.encode())) }
+    }
+
+    func sendFrames(_ frames: [[UInt8]]) {
+        for f in frames { link.send(WebSocket.frame(.text, f)) }
+    }
+
+    private func closeRealtime(_ code: UInt16, _ reason: String) {
+        queue.removeAll()
+        link.send(WebSocket.closeFrame(code, reason), andClose: true)
+    }
+
+    // MARK: timers and rules
+
+    /// After a commit or a rules change: streams and listens whose location is no longer
+    /// readable end.
+    func recheck() {
+        switch role {
+        case .stream(let s):
+            // (Most streams are not governed by rules: nothing to ask then.)
+            if s.access != nil, case .end(let bytes)? = s.recheck(core.rest.canStillRead) { endStream(s, bytes) }
+        case .realtime(let session):
+            if !session.access.isEmpty { send(core.realtime.recheck(session)) }
+        case .http:
+            break
+        }
+    }
+
+    /// Once a second: keeps streams alive, revokes expired credentials, drops idle and
+    /// half-sent requests (slow clients) and silent realtime clients.
+    func sweep(now: Int64, seconds: Int64) {
+        let idle = core.options.idleTimeoutMillis
+        switch role {
+        case .stream(let s):
+            switch s.sweep(quietFor: now - link.lastOutput, keepAliveMillis: core.options.keepAliveMillis,
+                           expired: { self.core.rest.expired($0, seconds) }) {
+            case .send(let bytes)?: link.send(bytes)
+            case .end(let bytes)?: endStream(s, bytes)
+            case nil: break
+            }
+        case .realtime(let session):
+            send(core.realtime.sweep(session, nowSeconds: seconds))
+            if now - link.lastInput >= idle * 2 { link.close() }
+        case .http:
+            if waitingForCommit { return }
+            if let started = headStarted, now - started >= idle { link.close(); return }
+            if now - link.lastInput >= idle && link.pendingOutput == 0 { link.close() }
+            else if now - link.lastInput >= idle * 2 { link.close() }
+        }
+    }
+
+    private func endStream(_ s: SSEStream, _ bytes: [UInt8]) {
+        core.streams.close(s.subscriber)
+        link.send(bytes, andClose: true)
+    }
+}

@@ -1,0 +1,169 @@
+import RTDBCore
+import RTDBEngine
+import RTDBNet
+import RTDBWire
+
+/// What the server's connections share: the handlers, the streams, group commit, the table of
+/// connections and realtime sessions, and the running of queued requests at the end of each
+/// loop turn.
+///
+/// Each turn, `serveQueued` runs every connection's queued reads at once and collects the
+/// writes of all of them into one group commit; streams and listens get the commit's events
+/// before the writers get their answers; then connections whose next request waited for a
+/// write run again, until none has anything it can run.
+final class ServerCore {
+    let options: Server.Options
+    let log: ServerLog
+    let rest: RESTHandler
+    let http: HTTPHandler
+    let realtime: RealtimeHandler
+    let streams: ServerStreams
+    let namespaces: ServerNamespaces
+    let commit: GroupCommit
+    /// Set while the server stops: answers carry `Connection: close`.
+    var stopping = false
+
+    private(set) var connections: [UInt64: ServerConnection] = [:]
+    /// Realtime sessions by id, with their connection (a reconnecting client's `ls=`).
+    private var sessions: [String: UInt64] = [:]
+    /// Connections with work they can run, in the order they got it (and the list being run,
+    /// kept to reuse its storage).
+    private var runnable: [ServerConnection] = []
+    private var running: [ServerConnection] = []
+    /// Where every connection's reads land (one turn handles one read at a time).
+    var readBuffer = [UInt8](repeating: 0, count: 65_536)
+
+    init(options: Server.Options, namespaces: ServerNamespaces, rest: RESTHandler, url: @escaping () -> String) {
+        self.options = options
+        self.namespaces = namespaces
+        self.rest = rest
+        self.log = ServerLog(requests: options.log)
+        self.http = HTTPHandler(rest: rest, url: url)
+        self.streams = ServerStreams()
+        self.realtime = RealtimeHandler(rest: rest, namespaces: namespaces, streams: streams, log: log)
+        self.commit = GroupCommit(storage: namespaces)
+        streams.deliver = { [unowned self] subs, event in self.deliver(subs, event) }
+    }
+
+    // MARK: connections
+
+    /// A new connection: it speaks HTTP until it becomes something else.
+    func add(_ link: SocketConnection) {
+        let c = ServerConnection(link: link, core: self)
+        connections[link.token] = c
+        link.onReadable = { [unowned c] in c.readable() }
+        link.onClose = { [unowned self, unowned c] in self.closed(c) }
+    }
+
+    /// A connection closed: its stream or listens end; a realtime session's onDisconnect writes
+    /// go to the next group commit.
+    private func closed(_ c: ServerConnection) {
+        switch c.role {
+        case .stream(let s):
+            streams.close(s.subscriber)
+        case .realtime(let session):
+            sessions[session.id] = nil
+            if let d = realtime.end(session) { commit.submitDisconnect { [unowned self] in self.realtime.runDisconnect(d) } }
+        case .http:
+            break
+        }
+        connections[c.id] = nil
+    }
+
+    func sessionStarted(_ session: RealtimeSession, on c: ServerConnection) {
+        sessions[session.id] = c.id
+    }
+
+    /// The connection of a live realtime session.
+    func session(_ id: String) -> ServerConnection? {
+        sessions[id].flatMap { connections[$0] }
+    }
+
+    /// `c` has work it can run at the end of this turn.
+    func schedule(_ c: ServerConnection) {
+        if c.scheduled { return }
+        c.scheduled = true
+        runnable.append(c)
+    }
+
+    // MARK: the end of a turn
+
+    /// Answers queued requests: reads at once, writes in group commits, until no connection
+    /// has anything it can run.
+    func serveQueued() {
+        while true {
+            while !runnable.isEmpty {
+                swap(&running, &runnable)
+                for c in running {
+                    c.scheduled = false
+                    c.runQueued()
+                }
+                running.removeAll(keepingCapacity: true)
+            }
+            if commit.isEmpty { return }
+            commit.run { files in
+                guard !streams.isEmpty && !files.isEmpty else { return }
+                // Streams whose location is no longer readable end before any new event.
+                recheck()
+                let watched = streams.files
+                pumpFeeds(files.filter { watched.contains($0) })
+            }
+        }
+    }
+
+    /// Sends the new commits of `files` to the streams and listens that follow them.
+    func pumpFeeds(_ files: [String]) {
+        for f in files {
+            guard let db = namespaces.openDatabases.first(where: { $0.file == f })?.db else { continue }
+            do { try streams.pump(file: f, db: db) } catch {
+                log.error("reading changes of \(f): \(error)")
+            }
+        }
+    }
+
+    /// Sends a commit's event to its subscribers, encoding it once per protocol and location.
+    func deliver(_ subs: [StreamSubscriber], _ event: StreamEvent) {
+        var sse: [Bool: [UInt8]] = [:]
+        var pushes: [[UInt8]: [[UInt8]]] = [:]
+        for sub in subs {
+            guard let c = connections[sub.connID] else { continue }
+            switch sub.kind {
+            case .sse(let export):
+                let bytes = sse[export] ?? event.sseFrame(export: export)
+                sse[export] = bytes
+                c.link.send(bytes)
+            case .realtime(let location, let tag):
+                let key = RealtimeSession.listenKey(location, tag)
+                let frames = pushes[key] ?? RealtimeFraming.frames(RealtimeMessage.push(RealtimePush(event, at: location, tag: tag)).encode())
+                    .map { WebSocket.frame(.text, $0) }
+                pushes[key] = frames
+                for f in frames { c.link.send(f) }
+            }
+        }
+    }
+
+    /// Ends the streams and listens whose location their principal may no longer read.
+    func recheck() {
+        for c in Array(connections.values) { c.recheck() }
+    }
+
+    /// Once a second (see ServerConnection.sweep).
+    func sweep(now: Int64) {
+        let seconds = rest.clock() / 1000
+        for c in Array(connections.values) { c.sweep(now: now, seconds: seconds) }
+    }
+
+    /// While the server stops: onDisconnect writes are not made (as in Firebase), and what is
+    /// owed goes out for up to `millis` while clients read; then every connection closes.
+    func closeAll(within millis: Int64, wait: (Int32) -> Void) {
+        for c in connections.values { if case .realtime(let s) = c.role { s.disconnect = DisconnectWrites() } }
+        let deadline = monotonicMillis() + millis
+        while monotonicMillis() < deadline {
+            let owing = connections.values.filter { $0.link.pendingOutput > 0 && !$0.link.closed }
+            if owing.isEmpty { break }
+            for c in owing { c.link.flush() }
+            wait(20)
+        }
+        for c in Array(connections.values) { c.link.close() }
+    }
+}
