@@ -182,13 +182,6 @@ public enum Node: Sendable {
         setting(path.keys[...], to: value)
     }
 
-    /// A copy as a write of `value` at the relative `path` leaves it: as `setting(_:to:)`, but a
-    /// `…/.priority` path replaces that node's priority (an empty node keeps none).
-    public func writing(_ value: Node, at path: Path) -> Node {
-        guard path.isPriority else { return setting(path, to: value) }
-        return setting(path.node, to: child(at: path.node).withPriority(value))
-    }
-
     private func setting(_ keys: ArraySlice<String>, to value: Node) -> Node {
         guard let first = keys.first else { return value }
         // A last `.priority` names this node's priority, not a child (see `Path`).

@@ -54,7 +54,7 @@ public enum WriteTree {
                         path.relative(p).map { existing.child(at: $0) } ?? .null
                     }
                     if ServerValues.containsPlaceholder(s.value) { out.estimated = true }
-                    out.value = out.value.writing(resolved, at: rel)
+                    out.value = out.value.setting(rel, to: resolved)
                     if rel.count == 1 && !out.setChildren.contains(where: { KeyOrder.same($0, first) }) {
                         out.setChildren.append(first)
                     }

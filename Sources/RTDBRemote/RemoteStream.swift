@@ -145,14 +145,14 @@ struct RemoteStream {
     mutating func apply(_ change: Change) -> [String]? {
         switch change {
         case .put(let p, let data):
-            local = local.writing(data, at: p)
+            local = local.setting(p, to: data)
             return p.node.isRoot ? nil : p.keys.first.map { [$0] }
         case .patch(let p, let entries):
             var keys: [String]? = []
             for e in entries {
                 guard let rel = try? Path(e.key) else { continue }
                 let full = p.appending(rel)
-                local = local.writing(e.node, at: full)
+                local = local.setting(full, to: e.node)
                 if full.node.isRoot { keys = nil } else if let k = full.keys.first, keys?.contains(k) == false { keys?.append(k) }
             }
             return p.isRoot ? keys : p.keys.first.map { [$0] }
