@@ -73,7 +73,7 @@ public enum Registry {
     public static let commands: [CommandSpec] = [
         GetCommand.spec, SetCommand.spec, UpdateCommand.spec, PushCommand.spec, RemoveCommand.spec,
         QueryCommand.spec, IncrementCommand.spec, TxCommand.spec, WatchCommand.spec, SessionCommand.spec, QueueCommand.spec, SyncCommand.spec, KeepCommand.spec, CacheCommand.spec, IndexCommand.spec, ServeCommand.spec, RulesCommand.spec, HelpCommand.spec,
-        CompleteCommand.spec,
+        CompleteCommand.spec, KeptStreamCommand.spec,
     ]
 
     /// The command called `name`. Builds that one spec only, not the whole `commands` list:
@@ -101,6 +101,7 @@ public enum Registry {
         case "rules": return RulesCommand.spec
         case "help": return HelpCommand.spec
         case "__complete": return CompleteCommand.spec
+        case "__kept-stream": return KeptStreamCommand.spec
         default: return nil
         }
     }

@@ -31,28 +31,32 @@ extension OfflineDatabase {
                 try onChange(ObservedView(value: value, changedKeys: keys, complete: nil))
             }
         }
-        try CacheWatch(db: self, path: path, query: query).run(idle: idle, onChange: onChange)
+        try CacheWatch(db: self, path: path, query: query, sendsQueue: true).run(idle: idle, onChange: onChange)
     }
 }
 
-/// One watch of the cache; `idle` and `onChange` are the caller's.
+/// One watch of the cache; `idle` and `onChange` are the caller's. `sendsQueue`: the watch
+/// sends queued writes as they appear and when it connects again (a kept stream of
+/// `sync --follow` leaves them to `sync`, which reports each).
 final class CacheWatch {
     let db: OfflineDatabase
     let cache: CacheStore
     let path: Path
     let query: Query
     let params: String
+    let sendsQueue: Bool
     /// The caller's `idle` or `onChange` said to end.
     private var stopped = false
     /// A stream of the query's window is live: its tracked keys are current.
     private var windowLive = false
 
-    init(db: OfflineDatabase, path: Path, query: Query) {
+    init(db: OfflineDatabase, path: Path, query: Query, sendsQueue: Bool) {
         self.db = db
         self.cache = db.cache
         self.path = path
         self.query = query
         self.params = TrackedParams.canonical(query)
+        self.sendsQueue = sendsQueue
     }
 
     func run(idle: () throws -> Bool, onChange: (ObservedView) throws -> Bool) throws {
@@ -69,7 +73,7 @@ final class CacheWatch {
         // What the cache knows shows at once, before the server answers (or does not).
         guard try refresh(onChange) else { return }
         // Queued writes go out on another connection: this one carries the stream.
-        let flusher = db.sibling()
+        let flusher = sendsQueue ? db.sibling() : nil
         var retry = OfflineDatabase.retryFirstMillis
         while !stopped {
             do {
@@ -88,7 +92,7 @@ final class CacheWatch {
     /// sends and showing the view's changes; also shows other processes' queued writes as they
     /// commit. Throws `unavailable`/`timeout` when the first connection fails; returns when the
     /// watch ends.
-    private func stream(session: String, flusher: OfflineDatabase, idle: () throws -> Bool,
+    private func stream(session: String, flusher: OfflineDatabase?, idle: () throws -> Bool,
                         onChange: (ObservedView) throws -> Bool) throws {
         var version = try cache.db.commitCounter()
         var fresh = true
@@ -111,7 +115,7 @@ final class CacheWatch {
             if now != version {
                 version = now
                 if try !refresh(onChange) { return false }
-                if try cache.queuedCount() > 0 { _ = try? flusher.flush() }
+                if let flusher, try cache.queuedCount() > 0 { _ = try? flusher.flush() }
             }
             return true
         }) { value, keys in
@@ -134,7 +138,7 @@ final class CacheWatch {
             fresh = false
             guard try refresh(onChange) else { return false }
             // Connected again: send what was queued meanwhile.
-            if whole, try cache.queuedCount() > 0 { _ = try? flusher.flush() }
+            if whole, let flusher, try cache.queuedCount() > 0 { _ = try? flusher.flush() }
             return true
         }
     }

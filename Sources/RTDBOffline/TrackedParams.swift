@@ -7,7 +7,7 @@ import RTDBWire
 /// text is the query's identity in `cache_tracked_queries` and `cache_keep`.
 public enum TrackedParams {
     /// The canonical params of a default query.
-    public static let defaultParams = "{}"
+    public static let defaultParams = CachedQuery.wholeLocation
 
     public static func canonical(_ query: Query?) -> String {
         guard let query, query.isFiltered else {
