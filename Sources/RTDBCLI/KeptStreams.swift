@@ -96,7 +96,7 @@ final class KeptStreams {
     private func start(_ kept: CachedQuery) -> Stream? {
         var fds: [Int32] = [0, 0]
         guard pipe(&fds) == 0 else { return nil }
-        var actions = posix_spawn_file_actions_t()
+        var actions = emptySpawnFileActions()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
@@ -144,10 +144,7 @@ final class KeptStreams {
 
     /// This program's own file (the child runs the same rtdb).
     static func ownExecutable() -> String {
-        var buf = [CChar](repeating: 0, count: 4096)
-        let n = readlink("/proc/self/exe", &buf, buf.count - 1)
-        if n > 0 { return String(decoding: buf[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self) }
-        return CommandLine.arguments.first ?? "rtdb"
+        executablePath() ?? CommandLine.arguments.first ?? "rtdb"
     }
 
     /// rtdb's environment with the command line's remote settings as variables: the child
@@ -169,12 +166,12 @@ final class KeptStreams {
         }
         for (name, _) in vars { dropped.insert(name) }
         var out: [String] = []
-        var p = environ
-        while let entry = p.pointee {
+        var p = processEnvironment
+        while let entry = p?.pointee {
             let text = String(cString: entry)
             let name = String(text.prefix { $0 != "=" })
             if !dropped.contains(name) { out.append(text) }
-            p += 1
+            p = p.map { $0 + 1 }
         }
         return out + vars.map { $0.0 + "=" + $0.1 }
     }

@@ -1,4 +1,5 @@
 import RTDBCore
+import RTDBNet
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -21,9 +22,9 @@ enum Subprocess {
     /// defaults (rtdb ignores or catches them), in a process group of its own when `ownGroup`.
     /// Returns the pid, or posix_spawn's error number (0 on success). `env` replaces rtdb's
     /// environment (`NAME=value` strings) when given.
-    static func spawn(_ argv: [String], actions: UnsafePointer<posix_spawn_file_actions_t>?,
+    static func spawn(_ argv: [String], actions: UnsafePointer<SpawnFileActions>?,
                       ownGroup: Bool, env: [String]? = nil) -> (pid: pid_t, error: Int32) {
-        var attr = posix_spawnattr_t()
+        var attr = emptySpawnAttributes()
         posix_spawnattr_init(&attr)
         defer { posix_spawnattr_destroy(&attr) }
         var defaults = sigset_t()
@@ -42,7 +43,7 @@ enum Subprocess {
         defer { for p in cargs { free(p) } }
         var pid: pid_t = 0
         guard let env else {
-            let rc = posix_spawnp(&pid, argv[0], actions, &attr, &cargs, environ)
+            let rc = posix_spawnp(&pid, argv[0], actions, &attr, &cargs, processEnvironment)
             return (pid, rc)
         }
         var cenv: [UnsafeMutablePointer<CChar>?] = env.map { strdup($0) } + [nil]
@@ -64,7 +65,7 @@ enum Subprocess {
             close(toChild[0]); close(toChild[1])
             throw RTDBError(.ioError, "cannot create a pipe: \(String(cString: strerror(e)))")
         }
-        var actions = posix_spawn_file_actions_t()
+        var actions = emptySpawnFileActions()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_adddup2(&actions, toChild[0], 0)
