@@ -31,6 +31,12 @@ extension OfflineDatabase {
                 try onChange(ObservedView(value: value, changedKeys: keys, complete: nil))
             }
         }
+        if path.isPriority {
+            // A priority belongs to its node: the node is watched (and cached), its priority shown.
+            return try CacheWatch(db: self, path: path.node, query: Query(), sendsQueue: true).run(idle: idle) { view in
+                try onChange(ObservedView(value: view.value.priority, changedKeys: nil, complete: view.complete))
+            }
+        }
         try CacheWatch(db: self, path: path, query: query, sendsQueue: true).run(idle: idle, onChange: onChange)
     }
 }

@@ -90,6 +90,24 @@ import Darwin
         expectLines(s.rtdb("--url", url, "get", "/c", "--export"), [#"{".value":20,".priority":"keep"}"#])
     }
 
+    /// `watch PATH/.priority` through the cache watches (and caches) the node and prints its
+    /// priority: the server's changes, then a queued one.
+    @Test func aPriorityWatchThroughTheCache() throws {
+        let s = Sandbox()
+        let serverFile = s.dir + "/S.db"
+        expectOK(s.rtdb("--db", serverFile, "-q", "set", "/t", #"{"a":{".value":1,".priority":3}}"#), "")
+        let server = try #require(ServeProcess(s, ["--db", serverFile]))
+        let r = ["--url", remoteURL(server), "--cache", s.dir + "/C.db"]
+        let w = try #require(s.background([Binary.rtdb] + r + ["watch", "/t/a/.priority"], name: "priority"))
+        defer { w.killGroup() }
+        let line = { (v: String) in #"{"event":"value","path":"/t/a/.priority","value":\#(v)}"# + "\n" }
+        #expect(eventually(30) { w.stdout == line("3") }, "\(w.stdout) \(w.stderr)")
+        expectOK(s.rtdb("--db", serverFile, "-q", "set", "/t/a/.priority", "7"), "")
+        #expect(eventually(30) { w.stdout == line("3") + line("7") }, "\(w.stdout) \(w.stderr)")
+        #expect(s.rtdb(r + ["--offline", "set", "/t/a/.priority", #""q""#]).status == 0)
+        #expect(eventually(30) { w.stdout == line("3") + line("7") + line(#""q""#) }, "\(w.stdout) \(w.stderr)")
+    }
+
     /// Through the offline cache: a queued write keeps its priorities when it is sent, the
     /// cache holds them (`get --export`, priority order offline), and a watch of the cache
     /// orders by them.
