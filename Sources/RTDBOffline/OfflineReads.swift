@@ -83,6 +83,12 @@ extension OfflineDatabase {
     }
 
     public func read(_ path: Path, as form: ReadForm, partial: Bool) throws -> ReadResult<Node> {
+        if path.isPriority {
+            // A priority belongs to its node (the cache stores none without it): the node is
+            // read, and cached, and its priority answered.
+            let r = try checked(read(path.node, query: nil), path, partial: partial)
+            return ReadResult(r.value.priority, complete: r.complete)
+        }
         let r = try checked(read(path, query: nil), path, partial: partial)
         let value: Node
         switch form {

@@ -90,14 +90,18 @@ import Darwin
         expectLines(s.rtdb("--url", url, "get", "/c", "--export"), [#"{".value":20,".priority":"keep"}"#])
     }
 
-    /// `watch PATH/.priority` through the cache watches (and caches) the node and prints its
-    /// priority: the server's changes, then a queued one.
+    /// `get` and `watch` of PATH/.priority through the cache read (and cache) the node and print
+    /// its priority: the server's changes, then a queued one.
     @Test func aPriorityWatchThroughTheCache() throws {
         let s = Sandbox()
         let serverFile = s.dir + "/S.db"
         expectOK(s.rtdb("--db", serverFile, "-q", "set", "/t", #"{"a":{".value":1,".priority":3}}"#), "")
         let server = try #require(ServeProcess(s, ["--db", serverFile]))
         let r = ["--url", remoteURL(server), "--cache", s.dir + "/C.db"]
+        // A read of a priority reads (and caches) its node: offline it is known too.
+        let fresh = ["--url", remoteURL(server), "--cache", s.dir + "/F.db"]
+        expectLines(s.rtdb(fresh + ["get", "/t/a/.priority"]), ["3"])
+        expectLines(s.rtdb(fresh + ["--offline", "get", "/t/a/.priority"]), ["3"])
         let w = try #require(s.background([Binary.rtdb] + r + ["watch", "/t/a/.priority"], name: "priority"))
         defer { w.killGroup() }
         let line = { (v: String) in #"{"event":"value","path":"/t/a/.priority","value":\#(v)}"# + "\n" }
