@@ -31,7 +31,7 @@ final class KeptStreams {
     private var lastScan: Int64 = 0
 
     init(_ inv: Invocation, url: String, cacheFile: String) {
-        executable = KeptStreams.ownExecutable()
+        executable = Subprocess.ownExecutable()   // the child runs the same rtdb
         environment = KeptStreams.childEnvironment(inv, url: url, cacheFile: cacheFile)
     }
 
@@ -140,11 +140,6 @@ final class KeptStreams {
             }
             usleep(10_000)
         }
-    }
-
-    /// This program's own file (the child runs the same rtdb).
-    static func ownExecutable() -> String {
-        executablePath() ?? CommandLine.arguments.first ?? "rtdb"
     }
 
     /// rtdb's environment with the command line's remote settings as variables: the child

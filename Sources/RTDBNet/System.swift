@@ -67,6 +67,8 @@ public func systemRead(_ fd: Int32, _ buffer: UnsafeMutableRawPointer?, _ count:
 
 public func systemAccept(_ fd: Int32) -> Int32 { accept(fd, nil, nil) }
 
+public func systemListen(_ fd: Int32, _ backlog: Int32) -> Int32 { listen(fd, backlog) }
+
 public func systemConnect(_ fd: Int32, _ address: UnsafePointer<sockaddr>?, _ length: socklen_t) -> Int32 {
     connect(fd, address, length)
 }

@@ -41,6 +41,8 @@ public final class RemoteDatabase: Database {
     /// Told when a `watch` stream has delivered its first value (true: the stream is live and
     /// what it delivered is current) and when that stream drops (false).
     public var onStreamState: ((Bool) -> Void)? = nil
+    /// Told once when a watch's stream is lost and once when it is back (`StreamNotices`).
+    public var onStreamNotice: ((StreamNotice) -> Void)? = nil
 
     /// `timeoutSeconds` bounds each request (0: no limit); `clock` gives milliseconds since the
     /// Unix epoch (push IDs, token lifetimes).

@@ -58,6 +58,9 @@ struct RemoteStream {
         var failures = 0
         var refresh = false
         var refreshed = false
+        // Said once when a synchronised stream is lost and once when it is back, not per attempt.
+        var lost = false
+        var why = "the stream ended"
         let silence = Int64(db.keepAliveSeconds * 2000)
         while true {
             if failures > 0 {
@@ -96,22 +99,23 @@ struct RemoteStream {
             reading: while true {
                 guard try idle() else { return }
                 let chunk: HTTPClient.StreamRead
-                do { chunk = try db.client.readBody(timeoutMillis: 100) } catch { break reading }
+                do { chunk = try db.client.readBody(timeoutMillis: 100) } catch { why = "the connection failed"; break reading }
                 let events: [SSEDecoder.Event]
                 switch chunk {
                 case .ended:
+                    why = "the server closed the stream"
                     break reading
                 case .idle:
-                    if monotonicMillis() - heard > silence { break reading }
+                    if monotonicMillis() - heard > silence { why = "nothing arrived for \(silence / 1000) s"; break reading }
                     continue
                 case .bytes(let b):
                     heard = monotonicMillis()
-                    do { events = try decoder.feed(b) } catch { break reading }
+                    do { events = try decoder.feed(b) } catch { why = "the stream was malformed"; break reading }
                 }
                 for e in events {
                     switch e.event {
                     case "put", "patch":
-                        guard let change = RemoteStream.parse(e) else { break reading }
+                        guard let change = RemoteStream.parse(e) else { why = "the stream sent a malformed event"; break reading }
                         let keys = apply(change)
                         let first = !synced
                         if !synced {
@@ -122,14 +126,20 @@ struct RemoteStream {
                         delivered = true
                         if try !onChange(delivery, path.isPriority ? nil : keys) { return }
                         if first { db.onStreamState?(true) }
+                        if first && lost {
+                            lost = false
+                            db.onStreamNotice?(.restored)
+                        }
                     case "auth_revoked":
                         guard case .serviceAccount = db.credential else {
                             db.client.disconnect()
                             throw RTDBError(.permissionDenied, "\(db.target.display) revoked the credential of the watch of \(path)")
                         }
                         refresh = true
+                        why = "the credential was revoked"
                         break reading
                     case "cancel":
+                        why = "the server cancelled the stream"
                         break reading
                     default:
                         continue   // keep-alive, and anything newer than this client
@@ -138,6 +148,10 @@ struct RemoteStream {
             }
             db.client.disconnect()
             if synced { db.onStreamState?(false) }
+            if synced && !lost {
+                lost = true
+                db.onStreamNotice?(.lost(why))
+            }
             failures += 1
         }
     }

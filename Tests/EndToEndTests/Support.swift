@@ -355,6 +355,9 @@ final class Sandbox {
         e["XDG_DATA_HOME"] = dir + "/xdg"
         e["HOME"] = dir + "/home"
         e["LC_ALL"] = "C.UTF-8"
+        // Sessions' control sockets live in the sandbox, and go with it.
+        e["XDG_RUNTIME_DIR"] = dir
+        e["RTDB_SESSION"] = nil
         env = e
     }
 
