@@ -83,7 +83,7 @@ public enum Registry {
     public static let commands: [CommandSpec] = [
         GetCommand.spec, SetCommand.spec, UpdateCommand.spec, PushCommand.spec, RemoveCommand.spec,
         QueryCommand.spec, IncrementCommand.spec, TxCommand.spec, WatchCommand.spec, SessionCommand.spec, OnDisconnectCommand.spec, QueueCommand.spec, SyncCommand.spec, KeepCommand.spec, CacheCommand.spec, IndexCommand.spec, ServeCommand.spec, RulesCommand.spec, HelpCommand.spec,
-        CompleteCommand.spec, TetherCommand.spec,
+        CompleteCommand.spec, TetherCommand.spec, KeptStreamCommand.spec,
     ]
 
     /// The command called `name`. Builds that one spec only, not the whole `commands` list:
@@ -113,6 +113,7 @@ public enum Registry {
         case "help": return HelpCommand.spec
         case "__complete": return CompleteCommand.spec
         case "__tether": return TetherCommand.spec
+        case "__kept-stream": return KeptStreamCommand.spec
         default: return nil
         }
     }

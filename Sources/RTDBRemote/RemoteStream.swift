@@ -7,14 +7,17 @@ import Glibc
 import Darwin
 #endif
 
-/// `observe` over a REST event stream (firebase-semantics §9, issue item 6).
+/// `observe` over a REST event stream (firebase-semantics §9).
 ///
-/// Invariant: `local` is the value at the watched path as the events received so far describe
-/// it. Every `put` and `patch` is applied to it and the result handed to `onChange`, which
-/// diffs it against the previous one with Core's event generator, so the command prints
-/// exactly what the embedded target prints for the same changes. The whole location is
-/// streamed (query windows are computed locally from it), so a window needs no server-side
-/// support and behaves the same on every target.
+/// Invariant: `local` is the value at the streamed location as the events received so far
+/// describe it. Every `put` and `patch` is applied to it and the result handed to `onChange`,
+/// which diffs it against the previous one with Core's event generator, so the command prints
+/// exactly what the embedded target prints for the same changes. The stream asks for
+/// `format=export`, so values carry their priorities (a priority order and a priority change
+/// show as they do on the file). With a filtered `query` the request carries its parameters
+/// and the server sends the window alone (children leaving it come as `null`), which the
+/// event generator windows again to the same children. A `…/.priority` path streams its node
+/// and passes on the node's priority.
 ///
 /// On a dropped connection, a `cancel`, a stream silent for twice the keep-alive interval, or
 /// a malformed event, the stream reconnects after a capped, jittered pause; the fresh first
@@ -23,14 +26,27 @@ import Darwin
 /// `permission_denied`. A first connection that fails is an error; later failures are retried.
 struct RemoteStream {
     let db: RemoteDatabase
+    /// The watched path (possibly a `…/.priority`).
     let path: Path
+    /// The location whose value `local` is: `path`, or the node of a priority path.
+    let location: Path
+    /// The request's parameters: `format=export`, and a filtered query's own.
+    let params: [(name: String, value: String)]
     var local: Node = .null
     var delivered = false
 
-    init(db: RemoteDatabase, path: Path) {
+    /// `query`, when given, must be filtered (`Query.isFiltered`); a priority path takes none.
+    init(db: RemoteDatabase, path: Path, query: Query?) {
         self.db = db
         self.path = path
+        location = path.node
+        var params: [(name: String, value: String)] = [("format", "export")]
+        if let query, !path.isPriority { params = RESTQuery.parameters(query) + params }
+        self.params = params
     }
+
+    /// What `onChange` gets: the location's value, or the node's priority for a priority path.
+    var delivery: Node { path.isPriority ? local.priority : local }
 
     enum Change {
         case put(Path, Node)
@@ -52,7 +68,8 @@ struct RemoteStream {
             }
             let head: HTTPResponseHead
             do {
-                let spec = try db.spec("GET", path, headers: [("Accept", "text/event-stream"), ("Cache-Control", "no-cache")],
+                let spec = try db.spec("GET", location, params: params,
+                                       headers: [("Accept", "text/event-stream"), ("Cache-Control", "no-cache")],
                                        idempotent: true, refresh: refresh)
                 refresh = false
                 head = try db.client.openStream(spec)
@@ -107,7 +124,7 @@ struct RemoteStream {
                             refreshed = false
                         }
                         delivered = true
-                        if try !onChange(local, keys) { return }
+                        if try !onChange(delivery, path.isPriority ? nil : keys) { return }
                         if first { db.onStreamState?(true) }
                         if first && lost {
                             lost = false
@@ -139,19 +156,20 @@ struct RemoteStream {
         }
     }
 
-    /// Applies a change to `local`; returns the child keys it may have touched (nil: any).
+    /// Applies a change to `local`; returns the child keys it may have touched (nil: any, as
+    /// when the location's own priority changes).
     mutating func apply(_ change: Change) -> [String]? {
         switch change {
         case .put(let p, let data):
             local = local.setting(p, to: data)
-            return p.keys.first.map { [$0] }
+            return p.node.isRoot ? nil : p.keys.first.map { [$0] }
         case .patch(let p, let entries):
-            var keys: [String] = []
+            var keys: [String]? = []
             for e in entries {
                 guard let rel = try? Path(e.key) else { continue }
                 let full = p.appending(rel)
                 local = local.setting(full, to: e.node)
-                if let k = full.keys.first, !keys.contains(k) { keys.append(k) }
+                if full.node.isRoot { keys = nil } else if let k = full.keys.first, keys?.contains(k) == false { keys?.append(k) }
             }
             return p.isRoot ? keys : p.keys.first.map { [$0] }
         }
