@@ -1,6 +1,9 @@
 // swift-tools-version:6.0
 import PackageDescription
 
+// epoll, inotify and eventfd exist on Linux only: elsewhere nothing imports CLinux.
+let linuxKernel: Target.Dependency = .target(name: "CLinux", condition: .when(platforms: [.linux]))
+
 let package = Package(
     name: "rtdb",
     products: [
@@ -13,7 +16,7 @@ let package = Package(
         // push IDs, server values, limits, event generation. No I/O.
         .target(name: "RTDBCore"),
         // The embedded database: one SQLite file shared by any number of processes.
-        .target(name: "RTDBEngine", dependencies: ["RTDBCore", "CSQLite", "CLinux"]),
+        .target(name: "RTDBEngine", dependencies: ["RTDBCore", "CSQLite", "RTDBNet", linuxKernel]),
         // Pure wire codecs, no I/O: HTTP/1.1 requests and responses (incremental, bounded, one
         // chunked-body decoder), Server-Sent Events and stream events, WebSocket frames, Firebase's
         // realtime messages (one typed codec for both ends), REST query parameters, Firebase's
@@ -24,9 +27,10 @@ let package = Package(
         .target(name: "RTDBRules", dependencies: ["RTDBCore"]),
         // Linux kernel interfaces Glibc does not export (epoll, inotify, eventfd).
         .systemLibrary(name: "CLinux", path: "Sources/CLinux"),
-        // Sockets, readiness polling, the event loop (descriptors and timers), connections that own
-        // their socket and output, signals and folder watching for `rtdb serve`.
-        .target(name: "RTDBNet", dependencies: ["CLinux"]),
+        // Sockets, readiness polling (epoll, kqueue or poll), the event loop (descriptors and
+        // timers), connections that own their socket and output, signals, folder and file
+        // watching, and the shim over what differs between Linux, macOS and FreeBSD (System.swift).
+        .target(name: "RTDBNet", dependencies: [linuxKernel]),
         // rtdb serve: Firebase's REST and streaming protocols over the embedded database.
         .target(name: "RTDBServer", dependencies: ["RTDBCore", "RTDBEngine", "RTDBNet", "RTDBWire", "RTDBRules"]),
         // The Database over Firebase's REST API and event streams: HTTP/1.1 client, targets,
@@ -42,9 +46,23 @@ let package = Package(
         // Linked by lld with packed relative relocations (DT_RELR, glibc 2.36+): the loader
         // applies the executable's ~20,000 relative relocations from a table a few KB long
         // instead of ~480 KB, which takes about 0.1 ms off every command's start-up.
+        // A release build on Linux carries what it can of its runtime itself, so that the
+        // README's plain `swift build -c release` and `make build` give the same binary (see
+        // "Start-up against sqlite3" in BENCHMARKS.md): the Swift libraries (-static-stdlib),
+        // libstdc++ (link/libstdc++.so says how) and libgcc's unwinder, and it exports no
+        // symbols (the static Swift runtime asks for --export-dynamic, which nothing here
+        // uses). The loader then maps only libsqlite3, libm and libc. Debug builds stay
+        // dynamic: the test bundle links this target and loads the toolchain's shared Swift
+        // runtime (Swift Testing), and one process must not hold two runtimes.
         .executableTarget(name: "rtdb", dependencies: ["RTDBCLI"],
+                          exclude: ["link"],
                           linkerSettings: [.unsafeFlags(["-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs"],
-                                                        .when(platforms: [.linux]))]),
+                                                        .when(platforms: [.linux])),
+                                           .unsafeFlags(["-static-stdlib",
+                                                         "-L", Context.packageDirectory + "/Sources/rtdb/link",
+                                                         "-Xclang-linker", "-static-libgcc",
+                                                         "-Xlinker", "--no-export-dynamic"],
+                                                        .when(platforms: [.linux], configuration: .release))]),
         .testTarget(name: "RTDBCoreTests", dependencies: ["RTDBCore"]),
         .testTarget(name: "RTDBEngineTests", dependencies: ["RTDBEngine", "RTDBCore"]),
         .testTarget(name: "RTDBWireTests", dependencies: ["RTDBWire", "RTDBCore"]),

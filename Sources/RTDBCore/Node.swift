@@ -177,12 +177,15 @@ public enum Node: Sendable {
     }
 
     /// A copy with the descendant at `path` replaced (`.null` removes it and prunes empty parents).
+    /// A path ending in `.priority` replaces that node's priority instead (`.null` clears it).
     public func setting(_ path: Path, to value: Node) -> Node {
         setting(path.keys[...], to: value)
     }
 
     private func setting(_ keys: ArraySlice<String>, to value: Node) -> Node {
         guard let first = keys.first else { return value }
+        // A last `.priority` names this node's priority, not a child (see `Path`).
+        if keys.count == 1 && KeyOrder.same(first, Path.priorityKey) { return withPriority(value) }
         let sub = child(first).setting(keys.dropFirst(), to: value)
         return setting(child: first, to: sub)
     }

@@ -49,7 +49,7 @@ public enum ServerValues {
         if isPlaceholder(node) {
             switch list[0].node {
             case .object(let op):
-                return increment(try existing(path), by: op[0].node)
+                return increment(try existing(path).unprioritized, by: op[0].node)
             default:
                 return .int(now)
             }

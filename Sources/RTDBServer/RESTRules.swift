@@ -217,7 +217,7 @@ extension RESTHandler {
         if let rules = rules(for: c.namespace), !isAdmin(principal) {
             let rq = RESTHandler.ruleQuery(c.request)
             let db = try c.database(provider)
-            let data = RuleData(read: { try db.get($0) })
+            let data = RuleData.stored(in: db)
             guard rules.canRead(c.path, principal: principal, query: rq, now: clock(), data: data) else {
                 throw RESTError.permissionDenied
             }
@@ -240,7 +240,7 @@ extension RESTHandler {
     public func canStillRead(_ access: StreamAccess) -> Bool {
         guard let rules = rules(for: access.namespace) else { return true }
         guard let db = try? provider.database(access.namespace) else { return false }
-        let data = RuleData(read: { try db.get($0) })
+        let data = RuleData.stored(in: db)
         return rules.canRead(access.path, principal: access.principal, query: access.query, now: clock(), data: data)
     }
 
@@ -262,7 +262,7 @@ extension RESTHandler {
                        commit: (Database, RuleData, [(path: Path, value: Node)]) throws -> T) throws -> T {
         let db = try c.database(provider)
         func body() throws -> T {
-            let data = RuleData(read: { try db.get($0) })
+            let data = RuleData.stored(in: db)
             let now = self.clock()
             var resolved: [(path: Path, value: Node)] = []
             for w in writes {
@@ -305,5 +305,14 @@ extension RESTHandler {
         default:
             throw notAllowed("GET, PUT")
         }
+    }
+}
+
+extension RuleData {
+    /// The data rules read, as stored: with priorities (the export form), so that
+    /// `getPriority()` answers the stored priority and a transaction's hash or an ETag checked
+    /// against `data.old` covers the priority, as the client's does.
+    static func stored(in db: Database) -> RuleData {
+        RuleData(read: { try db.export($0) })
     }
 }

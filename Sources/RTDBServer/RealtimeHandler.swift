@@ -159,7 +159,7 @@ final class RealtimeHandler {
         let principal = try principal(session)
         guard let rules = rest.rules(for: session.namespace), !rest.isAdmin(principal) else { return false }
         let db = try namespaces.embedded(session.namespace)
-        let data = RuleData(read: { try db.get($0) })
+        let data = RuleData.stored(in: db)
         guard rules.canRead(path, principal: principal, query: RealtimeHandler.ruleQuery(query), now: rest.clock(), data: data) else {
             throw RESTError.permissionDenied
         }

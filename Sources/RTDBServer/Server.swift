@@ -3,7 +3,11 @@ import RTDBEngine
 import RTDBNet
 import RTDBRules
 import RTDBWire
+#if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// `rtdb serve`: one thread, one event loop (RTDBNet's EventLoop), owning every socket.
 ///
@@ -72,7 +76,7 @@ public final class Server {
         setNonBlocking(fds[1])
         stopPipe = (fds[0], fds[1])
         watch = watchFolder.flatMap { try? FolderWatch(folder: $0) }
-        raiseDescriptorLimit(to: options.maxConnections + 64)
+        raiseOpenFileLimit(to: options.maxConnections + 64)
         rest.onRulesChanged = { [unowned self] ns in
             self.core.recheck()
             self.createDeclaredIndexes(ns)
@@ -217,13 +221,4 @@ public final class Server {
         // Answers already owed (a committed write's included) go out before the sockets close.
         core.closeAll(within: 3_000) { loop.pause(millis: $0) }
     }
-}
-
-private func raiseDescriptorLimit(to wanted: Int) {
-    var rl = rlimit()
-    guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &rl) == 0 else { return }
-    let want = rlim_t(wanted)
-    if rl.rlim_cur >= want { return }
-    rl.rlim_cur = min(want, rl.rlim_max)
-    _ = setrlimit(Int32(RLIMIT_NOFILE.rawValue), &rl)
 }

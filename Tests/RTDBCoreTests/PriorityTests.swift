@@ -10,6 +10,18 @@ private func exportJSON(_ n: Node) -> String { JSONWriter.string(n, export: true
 struct PriorityTests {
     // MARK: Node
 
+    @Test("setting a path that ends in .priority sets that node's priority, not a child")
+    func settingAPriorityPath() throws {
+        let tree = try JSONReader.parse(#"{"a":{"b":3},"n":5}"#)
+        let one = tree.setting(try Path("/n/.priority"), to: .int(7))
+        #expect(exportJSON(one) == #"{"a":{"b":3},"n":{".value":5,".priority":7}}"#)
+        let two = one.setting(try Path("/a/.priority"), to: .string("p"))
+        #expect(exportJSON(two) == #"{"a":{"b":3,".priority":"p"},"n":{".value":5,".priority":7}}"#)
+        #expect(exportJSON(two.setting(try Path("/n/.priority"), to: .null)) == #"{"a":{"b":3,".priority":"p"},"n":5}"#)
+        // An empty node takes no priority.
+        #expect(exportJSON(tree.setting(try Path("/x/.priority"), to: .int(1))) == #"{"a":{"b":3},"n":5}"#)
+    }
+
     @Test("withPriority: an empty node takes none, null clears, wrappers never nest")
     func withPriority() {
         #expect(shape(Node.null.withPriority(.int(1))) == "null")
