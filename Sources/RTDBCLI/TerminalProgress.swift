@@ -32,8 +32,12 @@ final class TerminalProgress: ProgressSink {
     }
 
     /// The sink a command uses: this line on a terminal, nothing otherwise or with `--quiet`.
-    static func forCommand(quiet: Bool) -> ProgressSink {
-        !quiet && Diagnostics.stderrIsTerminal ? TerminalProgress() : Progress.none
+    /// `writesAsItGoes`: the command prints to stdout while the stage runs (an export, sync's
+    /// lines), so when stdout is that terminal too the line would tear its output: none then.
+    static func forCommand(quiet: Bool, writesAsItGoes: Bool = false) -> ProgressSink {
+        if quiet || !Diagnostics.stderrIsTerminal { return Progress.none }
+        if writesAsItGoes && isatty(1) == 1 { return Progress.none }
+        return TerminalProgress()
     }
 
     func begin(_ label: String, total: Int64?, unit: ProgressUnit) {

@@ -38,7 +38,7 @@ enum GetCommand {
         if form != .shallow, !inv.has(Registry.rawOption), let streaming = inv.capability(StreamingReads.self, of: db) {
             // Written as it is read, in bounded memory, whatever the size.
             try streaming.streamJSON(path, export: export, pretty: out.pretty,
-                                     progress: TerminalProgress.forCommand(quiet: inv.quiet)) { chunk in
+                                     progress: TerminalProgress.forCommand(quiet: inv.quiet, writesAsItGoes: true)) { chunk in
                 if out.quiet { return }
                 try out.rawBytes(chunk)
                 try out.flushIfLarge()

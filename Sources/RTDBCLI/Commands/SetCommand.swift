@@ -35,10 +35,12 @@ enum SetCommand {
             throw inv.usageError("set: \(option.long) goes with --chunked")
         }
         let value: Node
+        var opened: Database? = nil
         switch try JSONInput.open(source) {
         case .large(let input)?:
             // Past a few megabytes, a database that can stream the input takes it so.
             let db = try inv.database()
+            opened = db
             if !path.isPriority, let streaming = inv.capability(StreamingWrites.self, of: db) {
                 return try StreamedWrite.run(inv, streaming, path, input, as: .set)
             }
@@ -49,7 +51,7 @@ enum SetCommand {
             value = try source.node()
         }
         try WriteCheck.value(value, at: path)
-        let receipt = try inv.database().commit(.set(path, value))
+        let receipt = try (opened ?? inv.database()).commit(.set(path, value))
         try inv.output(committed: path).report(receipt, [[("path", .string(path.description)),
                                                          ("value", .node(receipt.values.first?.value ?? .null))]])
     }

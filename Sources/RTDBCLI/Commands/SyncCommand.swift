@@ -42,8 +42,9 @@ enum SyncCommand {
         }
         var failure: RTDBError? = nil
         var acked = 0, rejected = 0
-        let progress = TerminalProgress.forCommand(quiet: inv.quiet)
+        let progress = TerminalProgress.forCommand(quiet: inv.quiet, writesAsItGoes: true)
         progress.begin("sync", total: Int64(try db.queuedCount()), unit: .items("writes"))
+        defer { progress.end() }
         let stop = try db.flush { event in
             switch event {
             case .acked: acked += 1
@@ -54,7 +55,6 @@ enum SyncCommand {
             progress.update(done: Int64(acked + rejected))
             try print(event, out)
         }
-        progress.end()
         if let stop, failure == nil {
             failure = stop.error.code.exitStatus == 4 ? stop.error
                 : RTDBError(stop.error.code == .timeout ? .timeout : .unavailable, "queued writes are left: \(stop.error.message)")

@@ -21,9 +21,11 @@ enum UpdateCommand {
         let source = try ValueInput.source(inv, args: inv.positionals.dropFirst(), string: nil, file: file)
         try WriteCheck.writable(path)
         let bytes: [UInt8]
+        var opened: Database? = nil
         switch try JSONInput.open(source) {
         case .large(let input)?:
             let db = try inv.database()
+            opened = db
             if !path.isPriority, let streaming = inv.capability(StreamingWrites.self, of: db) {
                 return try StreamedWrite.run(inv, streaming, path, input, as: .update)
             }
@@ -37,7 +39,7 @@ enum UpdateCommand {
             throw RTDBError(.invalidData, "update needs a JSON object of relative paths")
         }
         let entries = try WriteCheck.update(raw, at: path)
-        let receipt = try inv.database().commit(.update(path, entries))
+        let receipt = try (opened ?? inv.database()).commit(.update(path, entries))
         let relative = receipt.values.compactMap { v in path.relative(v.path).map { (path: $0, value: v.value) } }
         try inv.output(committed: path).report(receipt, [[("path", .string(path.description)), ("value", .node(shown(relative)))]])
     }
