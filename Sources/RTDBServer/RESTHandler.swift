@@ -42,7 +42,8 @@ public final class RESTHandler {
     let secret: String?
     /// Rules, tokens and indexes (RESTRules.swift).
     public var security = SecurityOptions()
-    /// Rules put at run time, by namespace (they replace `security.rules` there).
+    /// Rules put at run time, by the data they govern (`NamespaceProvider.rulesScope`): they
+    /// replace `security.rules` for every namespace that names that data.
     var namespaceRules: [String: RuleSet] = [:]
     /// Called with the namespace after its rules change (the server re-checks its streams).
     public var onRulesChanged: ((String) -> Void)?
@@ -109,6 +110,9 @@ public final class RESTHandler {
         switch target {
         case .inspectDatabases:
             guard method == "GET" || method == "HEAD" else { throw notAllowed("GET") }
+            // The names of other databases are the server's, not any one database's: with a
+            // secret only the secret lists them, whatever a namespace's rules let a user read.
+            if secret != nil && !hasAdminCredential(request) { throw RESTError.permissionDenied }
             let names = try provider.namespaces()
             var out: [UInt8] = [UInt8(ascii: "[")]
             for (i, n) in names.enumerated() {

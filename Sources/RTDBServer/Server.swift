@@ -45,6 +45,13 @@ public final class Server {
     /// The database files may hold commits the streams have not seen.
     private var feedDirty = false
     private var pollTimer: EventLoop.TimerID? = nil
+    /// Connections accepted at most: `options.maxConnections`, lowered to what the descriptor
+    /// limit the process could get leaves room for (see `descriptorBudget`).
+    public private(set) var maxConnections: Int
+    /// Accepting waits while the process is out of descriptors (see `acceptFailed`).
+    private var acceptPaused = false
+    private var lastAcceptLog: Int64 = -1_000_000
+    private var acceptFailures = 0
 
     /// Binds the socket (so the caller can print where it listens) without serving yet.
     public init(options: Options, namespaces: ServerNamespaces, watchFolder: String?,
@@ -66,7 +73,9 @@ public final class Server {
         setNonBlocking(fds[1])
         stopPipe = (fds[0], fds[1])
         watch = watchFolder.flatMap { try? FolderWatch(folder: $0) }
-        raiseDescriptorLimit(to: options.maxConnections + 64)
+        let reserve = Server.reservedDescriptors(openFiles: namespaces.maxOpenFiles)
+        let limit = raiseDescriptorLimit(to: options.maxConnections + reserve)
+        maxConnections = Server.connectionCap(options.maxConnections, descriptorLimit: limit, reserve: reserve)
         rest.onRulesChanged = { [unowned self] ns in
             self.core.recheck()
             self.createDeclaredIndexes(ns)
@@ -178,14 +187,14 @@ public final class Server {
     }
 
     func acceptAll() {
-        while true {
+        while !acceptPaused {
             let fd: Int32?
             do { fd = try listener.accept() } catch {
-                core.log.error("\(error)")
+                acceptFailed(error)
                 return
             }
             guard let fd else { return }
-            if core.connections.count >= options.maxConnections {
+            if core.connections.count >= maxConnections {
                 // Full: refuse the newcomer, leave everyone else alone.
                 close(fd)
                 continue
@@ -206,6 +215,42 @@ public final class Server {
         }
     }
 
+    /// `accept` failed, most often for want of descriptors (EMFILE, ENFILE): the connection
+    /// stays in the kernel's queue and the listener stays readable, so trying again at once
+    /// would spin. Accepting stops for 100 ms instead (the clients already connected are served
+    /// meanwhile, and may close and free descriptors), and the failure is logged at most once
+    /// a second, with the number of failures since the last line.
+    private func acceptFailed(_ error: Error) {
+        acceptFailures += 1
+        let now = monotonicMillis()
+        if now - lastAcceptLog >= 1_000 {
+            lastAcceptLog = now
+            core.log.event("accept_paused", [("message", "\(error)"), ("failures", String(acceptFailures)),
+                                             ("connections", String(core.connections.count))])
+            acceptFailures = 0
+        }
+        acceptPaused = true
+        loop.unwatch(listener.fd, token: listenerToken)
+        loop.schedule(after: 100) { [unowned self] in
+            self.acceptPaused = false
+            guard self.stopSignal == nil else { return }
+            if let token = try? self.loop.watch(self.listener.fd, { [unowned self] _ in self.acceptAll() }) {
+                self.listenerToken = token
+            }
+        }
+    }
+
+    /// Descriptors kept for what is not a connection: the listener, the loop, pipes, the
+    /// folder watch, standard streams, and three for each database file that may be open
+    /// (the file, its write-ahead log and its shared memory).
+    static func reservedDescriptors(openFiles: Int) -> Int { 32 + 3 * openFiles }
+
+    /// `wanted` connections, at most what `limit` descriptors leave after `reserve` (and never
+    /// fewer than one, nor than half the limit: a low limit still serves someone).
+    static func connectionCap(_ wanted: Int, descriptorLimit limit: Int, reserve: Int) -> Int {
+        max(1, min(wanted, max(limit - reserve, limit / 2)))
+    }
+
     private func shutdown() {
         loop.unwatch(listener.fd, token: listenerToken)
         // Answers already owed (a committed write's included) go out before the sockets close.
@@ -213,11 +258,16 @@ public final class Server {
     }
 }
 
-private func raiseDescriptorLimit(to wanted: Int) {
+/// Raises the soft descriptor limit towards `wanted` (as far as the hard limit allows);
+/// returns the soft limit in force afterwards.
+private func raiseDescriptorLimit(to wanted: Int) -> Int {
     var rl = rlimit()
-    guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &rl) == 0 else { return }
+    guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &rl) == 0 else { return wanted }
     let want = rlim_t(wanted)
-    if rl.rlim_cur >= want { return }
-    rl.rlim_cur = min(want, rl.rlim_max)
-    _ = setrlimit(Int32(RLIMIT_NOFILE.rawValue), &rl)
+    if rl.rlim_cur < want {
+        var raised = rl
+        raised.rlim_cur = min(want, rl.rlim_max)
+        if setrlimit(Int32(RLIMIT_NOFILE.rawValue), &raised) == 0 { rl = raised }
+    }
+    return rl.rlim_cur >= rlim_t(Int.max) ? Int.max : Int(rl.rlim_cur)
 }

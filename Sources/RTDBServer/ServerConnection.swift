@@ -295,7 +295,7 @@ final class ServerConnection {
     func recheck() {
         switch role {
         case .stream(let s):
-            // (Most streams are not governed by rules: nothing to ask then.)
+            // (Without rules `canStillRead` answers at once.)
             if s.access != nil, case .end(let bytes)? = s.recheck(core.rest.canStillRead) { endStream(s, bytes) }
         case .realtime(let session):
             if !session.access.isEmpty { send(core.realtime.recheck(session)) }

@@ -43,6 +43,7 @@ final class ServerCore {
         self.realtime = RealtimeHandler(rest: rest, namespaces: namespaces, streams: streams, log: log)
         self.commit = GroupCommit(storage: namespaces)
         streams.deliver = { [unowned self] subs, event in self.deliver(subs, event) }
+        namespaces.keepOpen = { [unowned streams] f in streams.follows(f) }
     }
 
     // MARK: connections
@@ -114,7 +115,7 @@ final class ServerCore {
     /// Sends the new commits of `files` to the streams and listens that follow them.
     func pumpFeeds(_ files: [String]) {
         for f in files {
-            guard let db = namespaces.openDatabases.first(where: { $0.file == f })?.db else { continue }
+            guard let db = namespaces.openDatabase(f) else { continue }
             do { try streams.pump(file: f, db: db) } catch {
                 log.error("reading changes of \(f): \(error)")
             }
