@@ -27,6 +27,8 @@ public final class SocketConnection: EventHandler {
     private var out: [UInt8] = []
     private var outStart = 0
     private var watchingWritable = false
+    /// Between `hold()` and `release()`: output gathers and goes out in one write.
+    private var holding = false
 
     /// Called when there is input to read (or the peer hung up): the owner then calls
     /// `readAvailable`.
@@ -85,6 +87,11 @@ public final class SocketConnection: EventHandler {
     public func send(_ bytes: [UInt8], andClose: Bool = false) {
         if closed { return }
         if andClose { closing = true }
+        if holding {
+            out.append(contentsOf: bytes)
+            if let limit = outputLimit, pendingOutput > limit { close() }
+            return
+        }
         if pendingOutput == 0 {
             let r = bytes.withUnsafeBytes { io.write($0) }
             switch r {
@@ -108,6 +115,18 @@ public final class SocketConnection: EventHandler {
             return
         }
         watchWritable(true)
+    }
+
+    /// Gathers what is sent until `release()`, which writes it at once: many small answers in
+    /// one turn (a burst of realtime requests) cost one system call instead of one each.
+    public func hold() { holding = true }
+
+    /// Ends `hold()`: writes what gathered (the rest waits for the socket, as any output).
+    public func release() {
+        guard holding else { return }
+        holding = false
+        if closed { return }
+        if pendingOutput > 0 { flush() } else { closeIfDone() }
     }
 
     /// Writes queued bytes while the socket takes them.

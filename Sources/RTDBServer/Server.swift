@@ -158,6 +158,8 @@ public final class Server {
             return
         }
         core.serveQueued()
+        // A connection's slice ran out: the next turn must come without waiting.
+        if core.hasDeferredWork { loop.schedule(after: 0) {} }
         guard !core.streams.isEmpty else { feedDirty = false; return }
         // A slow safety poll while anything streams: a commit the folder watch missed.
         if pollTimer == nil {

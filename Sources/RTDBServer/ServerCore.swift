@@ -30,6 +30,11 @@ final class ServerCore {
     /// kept to reuse its storage).
     private var runnable: [ServerConnection] = []
     private var running: [ServerConnection] = []
+    /// Connections that used their slice (`ServerConnection.turnBudget`) with work left: they
+    /// run first next turn, after the loop has read everyone else's input.
+    private var later: [ServerConnection] = []
+    /// Work is waiting for the next turn: the loop must not sleep.
+    var hasDeferredWork: Bool { !later.isEmpty }
     /// Where every connection's reads land (one turn handles one read at a time).
     var readBuffer = [UInt8](repeating: 0, count: 65_536)
 
@@ -92,12 +97,20 @@ final class ServerCore {
     /// Answers queued requests: reads at once, writes in group commits, until no connection
     /// has anything it can run.
     func serveQueued() {
+        if !later.isEmpty {
+            runnable.insert(contentsOf: later, at: 0)   // still marked scheduled
+            later.removeAll(keepingCapacity: true)
+        }
         while true {
             while !runnable.isEmpty {
                 swap(&running, &runnable)
                 for c in running {
                     c.scheduled = false
                     c.runQueued()
+                    if c.hasRunnableWork {
+                        c.scheduled = true
+                        later.append(c)
+                    }
                 }
                 running.removeAll(keepingCapacity: true)
             }
