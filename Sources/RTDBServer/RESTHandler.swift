@@ -61,6 +61,18 @@ public final class RESTHandler {
         self.secret = secret
     }
 
+    /// A handler with the same settings and rules over `provider`, for one request on another
+    /// thread (DetachedWrites): it shares no mutable state with this one.
+    func detachedCopy(provider: NamespaceProvider) -> RESTHandler {
+        let h = RESTHandler(provider: provider, secret: secret)
+        h.security = security
+        h.namespaceRules = namespaceRules
+        h.clock = clock
+        h.pushIDs = pushIDs
+        h.defaultNamespace = defaultNamespace
+        return h
+    }
+
     static let allowedMethods = "GET, HEAD, PUT, POST, PATCH, DELETE, OPTIONS"
 
     /// Parameters accepted on every method.

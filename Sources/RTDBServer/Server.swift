@@ -63,7 +63,7 @@ public final class Server {
         let listener = try TCPListener(host: options.host, port: options.port)
         self.listener = listener
         let tls = options.tls != nil
-        self.core = ServerCore(options: options, namespaces: namespaces, rest: rest,
+        self.core = try ServerCore(options: options, namespaces: namespaces, rest: rest,
                                url: { Server.url(listener, tls: tls) })
         self.loop = try EventLoop()
         self.signals = try SignalPipe()
@@ -89,6 +89,7 @@ public final class Server {
             while read(self.stopPipe.read, &b, b.count) > 0 {}
             self.stopSignal = SIGTERM
         }
+        try loop.watch(core.detached.wakeRead) { [unowned self] _ in self.core.detached.drain() }
         if let watch {
             try loop.watch(watch.fd) { [unowned self] _ in
                 watch.drain()
@@ -154,6 +155,8 @@ public final class Server {
             loop.unwatch(listener.fd, token: listenerToken)
             core.stopping = true
             core.serveQueued()
+            // A write running away from the loop is waited for: it may be acknowledged yet.
+            if core.detached.isRunning || core.commit.canRun { return }
             loop.stop()
             return
         }
@@ -181,8 +184,11 @@ public final class Server {
     private func scheduleSweep() {
         loop.schedule(after: 1_000) { [unowned self] in
             self.core.sweep(now: monotonicMillis())
-            for (_, db) in self.namespaces.openDatabases where ((try? db.reapDeadSessions()) ?? 0) > 0 {
-                self.feedDirty = true
+            // (Not while a detached write holds a file's lock: the loop never waits for it.)
+            if !self.core.commit.detachedRunning {
+                for (_, db) in self.namespaces.openDatabases where ((try? db.reapDeadSessions()) ?? 0) > 0 {
+                    self.feedDirty = true
+                }
             }
             self.scheduleSweep()
         }

@@ -211,6 +211,15 @@ final class ServerConnection {
     private func submit(_ work: Work) {
         waitingForCommit = true
         let started = monotonicNanos()
+        if case .http(let req) = work, DetachedWrites.wants(req) {
+            core.commit.submitDetached { [self] in
+                core.runDetached(req) { response in
+                    self.writeDone()
+                    self.respond(req, response, started: started)
+                }
+            }
+            return
+        }
         core.commit.submit { [self] in
             switch work {
             case .http(let req):
@@ -252,10 +261,16 @@ final class ServerConnection {
 
     /// Sends `response`; the connection closes after it when the client or the server says so.
     private func respond(_ req: HTTPRequest, _ response: HTTPResponse, started: UInt64) {
-        let (bytes, keepAlive) = HTTPHandler.frame(response, to: req, stopping: core.stopping)
+        let keepAlive = HTTPHandler.keepsAlive(req, stopping: core.stopping)
         if !keepAlive { clearQueue() }
         core.log.request(req, status: response.status, started: started)
-        link.send(bytes, andClose: !keepAlive)
+        if response.body.count >= 65_536 && !HTTPResponse.bodyless(response.status) {
+            // A large body goes out as it is, after its head: no copy of it behind the head.
+            link.send(response.serializeHead(keepAlive: keepAlive))
+            link.send(response.body, andClose: !keepAlive)
+        } else {
+            link.send(response.serialize(keepAlive: keepAlive), andClose: !keepAlive)
+        }
     }
 
     private func respondAndClose(_ response: HTTPResponse) {

@@ -20,6 +20,8 @@ final class ServerCore {
     let streams: ServerStreams
     let namespaces: ServerNamespaces
     let commit: GroupCommit
+    /// Writes with huge bodies, run away from the loop.
+    let detached: DetachedWrites
     /// Set while the server stops: answers carry `Connection: close`.
     var stopping = false
 
@@ -38,7 +40,7 @@ final class ServerCore {
     /// Where every connection's reads land (one turn handles one read at a time).
     var readBuffer = [UInt8](repeating: 0, count: 65_536)
 
-    init(options: Server.Options, namespaces: ServerNamespaces, rest: RESTHandler, url: @escaping () -> String) {
+    init(options: Server.Options, namespaces: ServerNamespaces, rest: RESTHandler, url: @escaping () -> String) throws {
         self.options = options
         self.namespaces = namespaces
         self.rest = rest
@@ -47,6 +49,7 @@ final class ServerCore {
         self.streams = ServerStreams()
         self.realtime = RealtimeHandler(rest: rest, namespaces: namespaces, streams: streams, log: log)
         self.commit = GroupCommit(storage: namespaces)
+        self.detached = try DetachedWrites()
         streams.deliver = { [unowned self] subs, event in self.deliver(subs, event) }
         namespaces.keepOpen = { [unowned streams] f in streams.follows(f) }
     }
@@ -114,15 +117,32 @@ final class ServerCore {
                 }
                 running.removeAll(keepingCapacity: true)
             }
-            if commit.isEmpty { return }
-            commit.run { files in
-                guard !streams.isEmpty && !files.isEmpty else { return }
-                // Streams whose location is no longer readable end before any new event.
-                recheck()
-                let watched = streams.files
-                pumpFeeds(files.filter { watched.contains($0) })
-            }
+            if !commit.canRun { return }
+            commit.run { files in committed(files) }
         }
+    }
+
+    /// After a commit of `files`: their events go to streams and listens (before the writers
+    /// are answered).
+    func committed(_ files: [String]) {
+        guard !streams.isEmpty && !files.isEmpty else { return }
+        // Streams whose location is no longer readable end before any new event.
+        recheck()
+        pumpFeeds(files.filter { streams.follows($0) })
+    }
+
+    /// Starts `request`, a write with a huge body, on its own thread (see DetachedWrites);
+    /// `answer` runs on the loop once it is committed, after its events went out.
+    func runDetached(_ request: HTTPRequest, answer: @escaping (HTTPResponse) -> Void) {
+        let file = (try? rest.namespace(request)).map { namespaces.path(of: $0) }
+        let own = namespaces.detachedCopy()
+        let job = DetachedWrites.Job(request: request, handler: rest.detachedCopy(provider: own), namespaces: own) { [unowned self] response in
+            commit.detachedFinished()
+            // The loop's handle of the file reads the new commit from here on.
+            if let file { committed([file]) }
+            answer(response)
+        }
+        detached.start(job)
     }
 
     /// Sends the new commits of `files` to the streams and listens that follow them.

@@ -43,6 +43,15 @@ public final class ServerNamespaces: NamespaceProvider {
         self.timeoutSeconds = timeoutSeconds
     }
 
+    /// A provider of the same files with handles of its own, for a write on another thread
+    /// (DetachedWrites): it shares nothing with this one.
+    func detachedCopy() -> ServerNamespaces {
+        let copy = file.map { ServerNamespaces(file: $0, timeoutSeconds: timeoutSeconds) }
+            ?? ServerNamespaces(folder: folder ?? ".", timeoutSeconds: timeoutSeconds)
+        copy.prepare = prepare
+        return copy
+    }
+
     /// Namespace names usable as file names: letters, digits, `-` and `_`, 1 to 63 of them
     /// (Firebase database names are lowercase letters, digits and hyphens).
     public static func isValidName(_ ns: String) -> Bool {
