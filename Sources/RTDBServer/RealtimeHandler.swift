@@ -83,7 +83,7 @@ final class RealtimeHandler {
             // Writes belong to the group commit; answered here only if one arrives out of turn.
             return [.response(write(.request(request), session))]
         case .raw(let action, _):
-            return [.response(.failure(r, .failure, "unknown action \(action)"))]
+            return [.response(.failure(r, .failure, "unknown action \(Limits.cut(action))"))]
         }
     }
 
