@@ -3,18 +3,29 @@
 #   make build                      release build (swift build -c release)
 #   make test                       install missing test tools (scripts/install-test-tools) and the
 #                                   Python test environment (scripts/python-test-env), swift test,
-#                                   then the conformance suite (Tests/Conformance) against the debug build
+#                                   then the conformance suite (Tests/Conformance) against the debug build;
+#                                   then the suites of serve, watch, session and the offline cache, and
+#                                   the conformance suite, again with RTDB_IO_BACKEND=posix
 #   make install PREFIX=/usr/local  build, then install the binary, man page and completions
 #   make uninstall PREFIX=/usr/local
 #
 # DESTDIR stages an install (packaging). RTDB_BIN installs an already-built binary instead of
-# building one; SWIFT_BUILD_FLAGS are passed to `swift build` (default --static-swift-stdlib:
-# no Swift libraries to load at start-up, so every command starts faster).
+# building one; SWIFT_BUILD_FLAGS are passed to `swift build` (default on Linux
+# --static-swift-stdlib: no Swift libraries to load at start-up, so every command starts faster;
+# macOS has the Swift libraries in the system and does not support the flag, and FreeBSD's
+# toolchain does not ship static ones, so there the default is none).
+#
+# This is a GNU make file: on macOS `make` is GNU make; on FreeBSD run `gmake` (pkg install gmake).
 
+UNAME_S := $(shell uname -s)
 PREFIX ?= /usr/local
 DESTDIR ?=
 SWIFT ?= swift
+ifeq ($(UNAME_S),Linux)
 SWIFT_BUILD_FLAGS ?= --static-swift-stdlib
+else
+SWIFT_BUILD_FLAGS ?=
+endif
 RTDB_BIN ?=
 INSTALL ?= install
 
@@ -33,12 +44,22 @@ build:
 
 # Every test is a Swift Testing test: --disable-xctest skips XCTest's empty "Executed 0 tests" runs.
 # The conformance suite drives the debug binary that `swift test` builds with real clients
-# (firebase-admin, curl, raw sockets); pytest's summary is the last line of the run.
+# (firebase-admin, curl, raw sockets); pytest's summary is the last line of each run.
+#
+# The second pass runs what waits on descriptors and on other processes' commits (rtdb serve and
+# its clients, watch, session, the offline cache, the in-process server tests, the conformance
+# suite) on the portable back-end (poll(2), the stat check), which macOS and the BSDs fall back
+# to: RTDB_IO_BACKEND=posix reaches every rtdb the tests start.
+PORTABLE_SUITES := EndToEndTests\.(Serve|Watch|IndexedWatch|RemoteWatch|Session|Offline|Presence|RealtimeClient)|RTDBServerTests
+CONFORMANCE = RTDB_BIN='$(CURDIR)/.build/debug/rtdb' PYTHONDONTWRITEBYTECODE=1 .build/venv/bin/python -m pytest Tests/Conformance -q
+
 test:
 	scripts/install-test-tools
 	scripts/python-test-env
 	$(SWIFT) test --disable-xctest
-	RTDB_BIN='$(CURDIR)/.build/debug/rtdb' PYTHONDONTWRITEBYTECODE=1 .build/venv/bin/python -m pytest Tests/Conformance -q
+	$(CONFORMANCE)
+	RTDB_IO_BACKEND=posix $(SWIFT) test --skip-build --disable-xctest --filter '$(PORTABLE_SUITES)'
+	RTDB_IO_BACKEND=posix $(CONFORMANCE)
 
 install: $(if $(RTDB_BIN),,build)
 	@bin='$(RTDB_BIN)'; \

@@ -1,6 +1,9 @@
 // swift-tools-version:6.0
 import PackageDescription
 
+// epoll, inotify and eventfd exist on Linux only: elsewhere nothing imports CLinux.
+let linuxKernel: Target.Dependency = .target(name: "CLinux", condition: .when(platforms: [.linux]))
+
 let package = Package(
     name: "rtdb",
     products: [
@@ -13,7 +16,7 @@ let package = Package(
         // push IDs, server values, limits, event generation. No I/O.
         .target(name: "RTDBCore"),
         // The embedded database: one SQLite file shared by any number of processes.
-        .target(name: "RTDBEngine", dependencies: ["RTDBCore", "CSQLite", "CLinux"]),
+        .target(name: "RTDBEngine", dependencies: ["RTDBCore", "CSQLite", "RTDBNet", linuxKernel]),
         // Pure wire codecs, no I/O: HTTP/1.1 requests and responses (incremental, bounded, one
         // chunked-body decoder), Server-Sent Events and stream events, WebSocket frames, Firebase's
         // realtime messages (one typed codec for both ends), REST query parameters, Firebase's
@@ -24,9 +27,10 @@ let package = Package(
         .target(name: "RTDBRules", dependencies: ["RTDBCore"]),
         // Linux kernel interfaces Glibc does not export (epoll, inotify, eventfd).
         .systemLibrary(name: "CLinux", path: "Sources/CLinux"),
-        // Sockets, readiness polling, the event loop (descriptors and timers), connections that own
-        // their socket and output, signals and folder watching for `rtdb serve`.
-        .target(name: "RTDBNet", dependencies: ["CLinux"]),
+        // Sockets, readiness polling (epoll, kqueue or poll), the event loop (descriptors and
+        // timers), connections that own their socket and output, signals, folder and file
+        // watching, and the shim over what differs between Linux, macOS and FreeBSD (System.swift).
+        .target(name: "RTDBNet", dependencies: [linuxKernel]),
         // rtdb serve: Firebase's REST and streaming protocols over the embedded database.
         .target(name: "RTDBServer", dependencies: ["RTDBCore", "RTDBEngine", "RTDBNet", "RTDBWire", "RTDBRules"]),
         // The Database over Firebase's REST API and event streams: HTTP/1.1 client, targets,

@@ -48,7 +48,7 @@ def log(msg):
 class Ctx:
     error = BenchError
 
-    def __init__(self, rtdb, work):
+    def __init__(self, rtdb, work, backend="native"):
         self.rtdb = rtdb
         self.work = work
         self.children = []          # background Popen objects
@@ -56,6 +56,11 @@ class Ctx:
         self.env = {k: v for k, v in os.environ.items()
                     if k not in ("RTDB_DB", "RTDB_URL", "RTDB_AUTH", "RTDB_ACCESS_TOKEN",
                                  "RTDB_TIMEOUT", "FIREBASE_DATABASE_EMULATOR_HOST")}
+        # Which readiness and commit back-end every rtdb started here runs (RTDB_IO_BACKEND):
+        # native (epoll, inotify) or posix (poll(2), the stat check that macOS and the BSDs
+        # fall back to).
+        self.backend = backend
+        self.env["RTDB_IO_BACKEND"] = backend
 
     def path(self, name):
         return os.path.join(self.work, name)
@@ -293,11 +298,13 @@ def gen_children(path, n=100_000, seed=7):
 # results
 
 class Results:
-    def __init__(self):
+    def __init__(self, label=""):
         self.rows = []   # (id, what, measured, goal, ok or None)
         self.notes = []
+        self.label = label   # put before every measurement's text, e.g. "posix: "
 
     def add(self, gid, what, measured, goal, ok):
+        what = self.label + what
         self.rows.append((gid, what, measured, goal, ok))
         status = "PASS" if ok else ("FAIL" if ok is not None else "info")
         log(f"({gid}) {what}: {measured}  [goal {goal}] {status}")
@@ -470,13 +477,13 @@ def pct(xs, q):
     return xs[min(len(xs) - 1, max(0, int(round(q * len(xs) + 0.5)) - 1))]
 
 
-def commit_to_event(ctx, db, path, reader, writes, warmup, gap):
+def commit_to_event(ctx, db, path, reader, writes, warmup, gap, start=0):
     """Writes path/k from a fresh `rtdb set` process each time. The writer prints its line only
     after COMMIT returns, so the arrival of that line on the harness's pipe marks the commit;
     the event line's arrival on the watcher's pipe is timed by the same clock. Returns the
     latencies in ms and the upper bounds from the server timestamp (see watch_latencies)."""
     lat, upper = [], []
-    for i in range(warmup + writes):
+    for i in range(start, start + warmup + writes):
         value = json.dumps({"n": i, "x": i, "t": {".sv": "timestamp"}})
         p = subprocess.Popen(ctx.cmd(db, "set", f"{path}/k", value), stdin=DEVNULL, stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, env=ctx.env)
@@ -491,7 +498,7 @@ def commit_to_event(ctx, db, path, reader, writes, warmup, gap):
         written = json.loads(first + rest)["value"]
         t_line, _ = reader.wait_for(
             lambda e: isinstance(e.get("value"), dict) and e["value"].get("n") == i, timeout=10)
-        if i >= warmup:
+        if i - start >= warmup:
             lat.append((t_line - t_commit) * 1000.0)
             upper.append(t_line * 1000.0 - written["t"])
         time.sleep(gap)
@@ -519,9 +526,13 @@ def bench_e(ctx, res, writes, idle_secs, crowd):
     reader.wait_for(lambda e: e.get("event") == "child_added" and e.get("key") == "k", timeout=10)
     lat, upper = commit_to_event(ctx, db, "/live", reader, writes, warmup=5, gap=0.01)
     p50, p99 = pct(lat, 0.5), pct(lat, 0.99)
+    # The portable back-end looks for commits every 10 ms while they come (100 ms when idle):
+    # its goals are those of a periodic check, not of a notification.
+    posix = ctx.backend == "posix"
     res.add("e", f"watch /live --child-events: commit → event line, p50 of {writes}",
-            f"{p50:.2f} ms", "≤ 1 ms", p50 <= 1)
-    res.add("e", f"watch: commit → event line, p99 of {writes}", f"{p99:.2f} ms", "≤ 5 ms", p99 <= 5)
+            f"{p50:.2f} ms", "≤ 20 ms" if posix else "≤ 1 ms", p50 <= (20 if posix else 1))
+    res.add("e", f"watch: commit → event line, p99 of {writes}", f"{p99:.2f} ms",
+            "" if posix else "≤ 5 ms", None if posix else p99 <= 5)
     res.add("e", "  upper bound: server timestamp before COMMIT → event line, median",
             f"{med(upper):.2f} ms", "", None)
     res.notes.append("(e) 'commit → event line' = arrival of the watcher's event line minus arrival of the writer's "
@@ -536,7 +547,17 @@ def bench_e(ctx, res, writes, idle_secs, crowd):
         raise BenchError("(e) watcher exited before the idle measurement")
     one, secs = idle_cpu([w.pid], idle_secs)
     res.add("e", f"idle watcher CPU over {secs:.1f} s (/proc/PID/schedstat)",
-            f"{one:.3f}% of a core", "≤ 0.1%", one <= 0.1)
+            f"{one:.3f}% of a core", "" if posix else "≤ 0.1%", None if posix else one <= 0.1)
+    # A commit that comes after a quiet spell: the notifications see it as fast as any; the
+    # portable check looks less often the longer the file stays quiet.
+    after_idle, _ = commit_to_event(ctx, db, "/live", reader, 1, 0, 0, start=100_000)
+    res.add("e", f"  a commit after {secs:.0f} s of quiet → event line", f"{after_idle[0]:.2f} ms", "", None)
+    after_pause = []
+    for k in range(5):
+        time.sleep(2.0)
+        lat1, _ = commit_to_event(ctx, db, "/live", reader, 1, 0, 0, start=100_001 + k)
+        after_pause += lat1
+    res.add("e", "  a commit after 2 s of quiet → event line, median of 5", f"{med(after_pause):.2f} ms", "", None)
     ctx.stop(w)
     crowd_procs = [ctx.spawn(ctx.cmd(db, "watch", "/live", "--child-events")) for _ in range(crowd)]
     readers = [LineReader(p) for p in crowd_procs]
@@ -547,7 +568,7 @@ def bench_e(ctx, res, writes, idle_secs, crowd):
         raise BenchError("(e) a watcher of the crowd exited")
     together, secs = idle_cpu([p.pid for p in crowd_procs], idle_secs)
     res.add("e", f"{crowd} idle watchers together, CPU over {secs:.1f} s",
-            f"{together:.3f}% of a core", "≤ 1%", together <= 1)
+            f"{together:.3f}% of a core", "≤ 2%" if posix else "≤ 1%", together <= (2 if posix else 1))
     for p in crowd_procs:
         ctx.stop(p)
 
@@ -779,9 +800,11 @@ def main():
     ap.add_argument("work")
     ap.add_argument("--markdown")
     ap.add_argument("--only", default="abcdefghrkitwo", help="subset of the goals to run, e.g. 'ae'")
+    ap.add_argument("--io-backend", choices=["native", "posix"], default="native",
+                    help="RTDB_IO_BACKEND for every rtdb started (posix: poll(2) and the stat check)")
     args = ap.parse_args()
     rtdb = os.path.abspath(args.rtdb)
-    ctx = Ctx(rtdb, args.work)
+    ctx = Ctx(rtdb, args.work, args.io_backend)
 
     def on_signal(sig, _frame):
         ctx.stop_all()
@@ -790,7 +813,8 @@ def main():
     signal.signal(signal.SIGINT, on_signal)
 
     info = machine(rtdb)
-    res = Results()
+    info["RTDB_IO_BACKEND"] = args.io_backend
+    res = Results("posix: " if args.io_backend == "posix" else "")
     started = time.monotonic()
     steps = [("a", lambda: bench_a(ctx, res, runs=41)),
              ("b", lambda: bench_b(ctx, res, runs=3)),

@@ -7,11 +7,11 @@
 # Tests/CLITests fails when they drift apart. Database paths are completed live with
 # `rtdb [--db FILE] __complete paths -- PREFIX`, from the database the command line names.
 
-_rtdb_commands="get set update push remove query increment tx watch session queue sync keep cache index serve rules help"
-_rtdb_global_options="--db --url --auth --access-token --credentials --cacert --timeout --persist --cache --offline --online --cache-size --connect-timeout --auth-command --pretty --quiet -q --help -h --version"
+_rtdb_commands="get set update push remove query increment tx watch session on-disconnect queue sync keep cache index serve rules help"
+_rtdb_global_options="--db --url --auth --access-token --credentials --cacert --timeout --persist --cache --offline --online --cache-size --connect-timeout --auth-command --pretty --quiet -q --verbose -v --help -h --version"
 _rtdb_query_options="--order-by-key --order-by-value --order-by-child --order-by-priority --start-at --start-after --end-at --end-before --equal-to --start-key --end-key --limit-to-first --limit-to-last"
 # Options that take a value (the next word, or after `=`).
-_rtdb_value_options="--db --url --auth --access-token --credentials --cacert --timeout --cache --cache-size --connect-timeout --auth-command --order-by-child --start-at --start-after --end-at --end-before --equal-to --start-key --end-key --limit-to-first --limit-to-last --string -s --file --max-retries --command-timeout --wait --count --exec-fail --host --port --data-dir --secret --max-connections --idle-timeout --rules --project-id --jwks --tls-cert --tls-key --on-disconnect-set --on-disconnect-update --on-disconnect-remove --on-connect-set --presence --last-online --events --transport"
+_rtdb_value_options="--db --url --auth --access-token --credentials --cacert --timeout --cache --cache-size --connect-timeout --auth-command --order-by-child --start-at --start-after --end-at --end-before --equal-to --start-key --end-key --limit-to-first --limit-to-last --string -s --file --max-retries --command-timeout --wait --count --exec-fail --host --port --data-dir --secret --max-connections --idle-timeout --rules --project-id --jwks --tls-cert --tls-key --on-disconnect-set --on-disconnect-update --on-disconnect-remove --on-connect-set --presence --last-online --events --transport --session"
 # Options that take two words: PATH VALUE.
 _rtdb_pair_options="--on-disconnect-set --on-disconnect-update --on-connect-set"
 
@@ -21,7 +21,7 @@ _rtdb_command_options() {
         get) echo "--shallow --export --raw -r --partial" ;;
         set) echo "--string -s --file --server-timestamp" ;;
         update) echo "--file" ;;
-        push) echo "--string -s --file --lines" ;;
+        push) echo "--string -s --file --lines --key-only --raw -r" ;;
         query) echo "--raw -r --partial $_rtdb_query_options" ;;
         tx) echo "--max-retries --command-timeout --wait" ;;
         queue) echo "--rejected" ;;
@@ -30,6 +30,7 @@ _rtdb_command_options() {
         keep) echo "$_rtdb_query_options" ;;
         cache) echo "--vacuum --all" ;;
         session) echo "--on-disconnect-set --on-disconnect-update --on-disconnect-remove --on-connect-set --presence --last-online --events --client-side --transport" ;;
+        on-disconnect) echo "--session --string -s --file --server-timestamp" ;;
         serve) echo "--host --port --data-dir --secret --insecure --rules --project-id --jwks --strict-indexes --tls-cert --tls-key --log --max-connections --idle-timeout" ;;
     esac
 }
@@ -150,7 +151,10 @@ _rtdb() {
     elif [[ -z $cmd ]]; then
         COMPREPLY=($(compgen -W "$_rtdb_commands" -- "$cur"))
     elif [[ $cmd == help ]]; then
-        ((npos == 0)) && COMPREPLY=($(compgen -W "$_rtdb_commands" -- "$cur"))
+        ((npos == 0)) && COMPREPLY=($(compgen -W "$_rtdb_commands options" -- "$cur"))
+    elif [[ $cmd == on-disconnect ]]; then
+        if ((npos == 0)); then COMPREPLY=($(compgen -W "set update remove cancel" -- "$cur"))
+        elif ((npos == 1)); then _rtdb_paths "$db" "$cur" "$prog"; fi
     elif [[ $cmd == rules ]]; then
         if ((npos == 0)); then COMPREPLY=($(compgen -W "check" -- "$cur")); else _rtdb_files "$cur"; fi
     elif [[ $cmd == queue ]]; then
@@ -166,7 +170,7 @@ _rtdb() {
         if ((npos == 0)); then COMPREPLY=($(compgen -W "add remove list" -- "$cur"))
         elif ((npos == 1)); then _rtdb_paths "$db" "$cur" "$prog"
         elif ((npos == 2)); then COMPREPLY=($(compgen -W ".value" -- "$cur")); fi
-    elif [[ $cmd != serve && $cmd != session && " $_rtdb_commands " == *" $cmd "* ]] && ((npos == 0)); then
+    elif [[ $cmd != serve && $cmd != session && $cmd != on-disconnect && " $_rtdb_commands " == *" $cmd "* ]] && ((npos == 0)); then
         _rtdb_paths "$db" "$cur" "$prog"
     fi
 

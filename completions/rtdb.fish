@@ -22,7 +22,8 @@ function __rtdb_scan
         --start-at --start-after --end-at --end-before --equal-to --start-key --end-key \
         --limit-to-first --limit-to-last --string -s --file --max-retries --command-timeout --wait --count --exec-fail \
         --host --port --data-dir --secret --max-connections --idle-timeout --rules --project-id --jwks --tls-cert --tls-key \
-        --on-disconnect-set --on-disconnect-update --on-disconnect-remove --on-connect-set --presence --last-online --events --transport
+        --on-disconnect-set --on-disconnect-update --on-disconnect-remove --on-connect-set --presence --last-online --events --transport \
+        --session
     # Options that take two words: PATH VALUE.
     set -l pair_options --on-disconnect-set --on-disconnect-update --on-connect-set
     set -l tokens (commandline -opc)
@@ -75,6 +76,11 @@ end
 function __rtdb_wants_path
     __rtdb_scan
     test -n "$__rtdb_expect"; and return 1
+    # on-disconnect ACTION PATH
+    if test "$__rtdb_cmd" = on-disconnect
+        test $__rtdb_npos = 1 -a $__rtdb_dashdash = 0
+        return
+    end
     contains -- "$__rtdb_cmd" get set update push remove query increment tx watch; or return 1
     test $__rtdb_npos = 0 -a $__rtdb_dashdash = 0; and return 0
     # tx also takes `tx -- PATH CMD`.
@@ -123,6 +129,7 @@ complete -c rtdb -n __rtdb_needs_command -a increment -d 'atomically add a numbe
 complete -c rtdb -n __rtdb_needs_command -a tx -d 'run a command as a compare-and-set transaction'
 complete -c rtdb -n __rtdb_needs_command -a watch -d 'stream value or child events as JSON lines'
 complete -c rtdb -n __rtdb_needs_command -a session -d 'hold a session whose writes run when it ends (presence)'
+complete -c rtdb -n __rtdb_needs_command -a on-disconnect -d 'change the on-disconnect operations of a live session'
 complete -c rtdb -n __rtdb_needs_command -a queue -d 'list, drop or clear the writes an offline cache has not sent'
 complete -c rtdb -n __rtdb_needs_command -a sync -d 'send the queued writes of an offline cache, refresh kept locations'
 complete -c rtdb -n __rtdb_needs_command -a keep -d 'keep a location or query of an offline cache synced'
@@ -131,7 +138,7 @@ complete -c rtdb -n __rtdb_needs_command -a index -d 'add, remove or list the in
 complete -c rtdb -n __rtdb_needs_command -a serve -d 'serve the database over Firebase REST and streaming'
 complete -c rtdb -n __rtdb_needs_command -a rules -d 'check a security rules file'
 complete -c rtdb -n __rtdb_needs_command -a help -d 'show help for rtdb or one command'
-complete -c rtdb -n __rtdb_wants_command_name -a 'get set update push remove query increment tx watch session queue sync keep cache index serve rules help'
+complete -c rtdb -n __rtdb_wants_command_name -a 'get set update push remove query increment tx watch session on-disconnect queue sync keep cache index serve rules help options'
 
 # Arguments
 complete -c rtdb -n __rtdb_wants_path -a '(__rtdb_paths)'
@@ -154,19 +161,21 @@ complete -c rtdb -l connect-timeout -x -d 'use the cache after this many seconds
 complete -c rtdb -l auth-command -x -a '(__fish_complete_command)' -d 'shell command printing a credential (env RTDB_AUTH_COMMAND)'
 complete -c rtdb -l pretty -d 'indent JSON output for humans'
 complete -c rtdb -s q -l quiet -d 'print nothing on success'
+complete -c rtdb -s v -l verbose -d 'say on stderr which database rtdb works on'
 complete -c rtdb -s h -l help -d 'show help for the command'
 complete -c rtdb -l version -d 'print the version'
 
 # get
 complete -c rtdb -n '__rtdb_using get' -l shallow -d 'print an object as {"child":true,...}'
 complete -c rtdb -n '__rtdb_using get' -l export -d 'include priorities, as format=export'
-# get, query, watch
-complete -c rtdb -n '__rtdb_using get query watch' -s r -l raw -d 'print a string value as its text, without quotes'
-# set, push, update
-complete -c rtdb -n '__rtdb_using set push' -s s -l string -x -d 'write TEXT as a JSON string'
-complete -c rtdb -n '__rtdb_using set push update' -l file -r -F -d 'read the JSON value from FILE'
-complete -c rtdb -n '__rtdb_using set' -l server-timestamp -d 'write the server time'
+# get, query, watch, push
+complete -c rtdb -n '__rtdb_using get query watch push' -s r -l raw -d 'print a string value as its text, without quotes'
+# set, push, update, on-disconnect
+complete -c rtdb -n '__rtdb_using set push on-disconnect' -s s -l string -x -d 'write TEXT as a JSON string'
+complete -c rtdb -n '__rtdb_using set push update on-disconnect' -l file -r -F -d 'read the JSON value from FILE'
+complete -c rtdb -n '__rtdb_using set on-disconnect' -l server-timestamp -d 'write the server time'
 complete -c rtdb -n '__rtdb_using push' -l lines -d 'push each JSON line of stdin, as one write'
+complete -c rtdb -n '__rtdb_using push' -l key-only -d 'print a new push ID without writing anything'
 # tx
 complete -c rtdb -n '__rtdb_using tx' -l max-retries -x -d 'attempts in all before giving up (default 25 on a remote database, no limit on the embedded one)'
 complete -c rtdb -n '__rtdb_using tx' -l command-timeout -x -d 'stop CMD when one run takes longer, and commit nothing'
@@ -188,11 +197,14 @@ complete -c rtdb -n '__rtdb_using session' -l on-disconnect-set -x -a '(__rtdb_p
 complete -c rtdb -n '__rtdb_using session' -l on-disconnect-update -x -a '(__rtdb_paths)' -d 'when the session ends, update PATH with VALUE'
 complete -c rtdb -n '__rtdb_using session' -l on-disconnect-remove -x -a '(__rtdb_paths)' -d 'when the session ends, remove PATH'
 complete -c rtdb -n '__rtdb_using session' -l on-connect-set -x -a '(__rtdb_paths)' -d 'once registered, set PATH to VALUE'
-complete -c rtdb -n '__rtdb_using session' -l presence -x -a '(__rtdb_paths)' -d 'push a child of P, register its removal, set it true'
+complete -c rtdb -n '__rtdb_using session' -l presence -x -a '(__rtdb_paths)' -d 'push a child of P, register its removal, set it to VALUE (default true)'
 complete -c rtdb -n '__rtdb_using session' -l last-online -x -a '(__rtdb_paths)' -d 'register a set of P to the server time'
 complete -c rtdb -n '__rtdb_using session' -l events -r -F -d 'write the event lines to FILE'
 complete -c rtdb -n '__rtdb_using session' -l client-side -d 'with --url: make the writes from this session over REST'
 complete -c rtdb -n '__rtdb_using session' -l transport -x -a 'realtime rest' -d 'with --url: realtime (default) or rest'
+# on-disconnect
+complete -c rtdb -n '__rtdb_using on-disconnect; and not __fish_seen_subcommand_from set update remove cancel' -a 'set update remove cancel' -d 'on-disconnect action'
+complete -c rtdb -n '__rtdb_using on-disconnect' -l session -x -d 'the session to change (env RTDB_SESSION)'
 # serve
 complete -c rtdb -n '__rtdb_using serve' -l host -x -d 'address to listen on (default 127.0.0.1)'
 complete -c rtdb -n '__rtdb_using serve' -l port -x -d 'port to listen on (default 9000; 0 picks one)'

@@ -117,9 +117,11 @@ public enum CLI {
             }
             switch parsed {
             case .version:
-                try printText("rtdb \(Registry.version)\n")
+                try printText(Registry.versionLine + "\n")
             case .help(let command):
                 try printText(command.map(Help.command) ?? Help.overview())
+            case .globalOptions:
+                try printText(Help.globalOptions())
             case .run(let invocation):
                 usage = invocation.command.usage
                 try invocation.command.run(invocation)

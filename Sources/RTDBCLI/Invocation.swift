@@ -67,6 +67,11 @@ final class Invocation {
     var pretty: Bool { has(Global.pretty) }
     var quiet: Bool { has(Global.quiet) }
 
+    /// Says `text` on stderr with `-v` (built only then).
+    func verbose(_ text: @autoclosure () -> String) {
+        if has(Global.verbose) { Diagnostics.verbose(text()) }
+    }
+
     func usageError(_ message: String) -> RTDBError { RTDBError(.usage, message) }
 
     /// Exactly `names.count` arguments (for commands with fixed arity), else a usage error.

@@ -7,11 +7,12 @@ import Darwin
 #endif
 
 /// The live kept locations of `sync --follow` (offline.md §2.6): one stream per kept
-/// location, a kept location inside another one riding on its ancestor's stream.
+/// location or query, anything inside a kept whole location riding on that location's stream.
 ///
-/// Each stream is a child `rtdb watch PATH --changes-only -q` on the same cache (a watch
-/// through the cache stores what the server sends as it arrives, marks the location live for
-/// the read fast path, and reconnects by itself). The database, the cache file and the
+/// Each stream is a child `rtdb __kept-stream PATH PARAMS` on the same cache (a watch through
+/// the cache that prints nothing and sends no queued write, which `sync` sends and reports: it
+/// stores what the server sends as it arrives, a query's window alone, marks a whole location
+/// live for the read fast path, and reconnects by itself). The database, the cache file and the
 /// credential reach the child in its environment, never on its command line. The child's
 /// stdout is a pipe whose read end only this process holds, so a child outlives
 /// `sync --follow` by at most a beat of its watch loop, however `sync` ends (kill -9 too): a
@@ -30,13 +31,13 @@ final class KeptStreams {
     private var lastScan: Int64 = 0
 
     init(_ inv: Invocation, url: String, cacheFile: String) {
-        executable = KeptStreams.ownExecutable()
+        executable = Subprocess.ownExecutable()   // the child runs the same rtdb
         environment = KeptStreams.childEnvironment(inv, url: url, cacheFile: cacheFile)
     }
 
     /// Called on each beat: drains the children's output, notices children that exited, and
-    /// (once a second) starts and stops streams to match the kept locations.
-    func tick(_ cache: () throws -> [Path]) {
+    /// (once a second) starts and stops streams to match the kept queries.
+    func tick(_ cache: () throws -> [CachedQuery]) {
         for (key, s) in running {
             var buf = [UInt8](repeating: 0, count: 4096)
             while read(s.fd, &buf, buf.count) > 0 {}
@@ -54,18 +55,21 @@ final class KeptStreams {
         lastScan = now
         guard let kept = try? cache() else { return }
         let wanted = KeptStreams.cover(kept)
-        let names = Set(wanted.map { $0.description })
+        let names = Set(wanted.map(KeptStreams.name))
         let unwanted = running.filter { !names.contains($0.key) }
         stop(Array(unwanted.values))
         for key in unwanted.keys {
             running[key] = nil
             retry[key] = nil
         }
-        for path in wanted where running[path.description] == nil {
-            if let r = retry[path.description], r.at > now { continue }
-            if let s = start(path) { running[path.description] = s }
+        for q in wanted where running[KeptStreams.name(q)] == nil {
+            if let r = retry[KeptStreams.name(q)], r.at > now { continue }
+            if let s = start(q) { running[KeptStreams.name(q)] = s }
         }
     }
+
+    /// A stream's name among the running ones: its path and params.
+    static func name(_ q: CachedQuery) -> String { q.path.description + "\n" + q.params }
 
     /// Stops every stream and waits for it.
     func stopAll() {
@@ -73,19 +77,26 @@ final class KeptStreams {
         running = [:]
     }
 
-    /// The kept paths that no other kept path contains (their streams carry the others).
-    static func cover(_ kept: [Path]) -> [Path] {
-        var out: [Path] = []
-        for p in kept.sorted(by: { $0.depth < $1.depth }) where !out.contains(where: { $0.contains(p) }) {
-            out.append(p)
+    /// The kept queries that need a stream of their own: whole locations that no other kept
+    /// whole location contains (their streams carry everything inside), and queries that none
+    /// of those contains (each streams its window).
+    static func cover(_ kept: [CachedQuery]) -> [CachedQuery] {
+        let whole = kept.filter(\.isWholeLocation).map(\.path)
+        var locations: [Path] = []
+        for p in whole.sorted(by: { $0.depth < $1.depth }) where !locations.contains(where: { $0.contains(p) }) {
+            locations.append(p)
+        }
+        var out = locations.map { CachedQuery(path: $0, params: CachedQuery.wholeLocation) }
+        for q in kept where !q.isWholeLocation && !locations.contains(where: { $0.contains(q.path) }) {
+            if !out.contains(where: { $0.path.same(as: q.path) && $0.params == q.params }) { out.append(q) }
         }
         return out
     }
 
-    private func start(_ path: Path) -> Stream? {
+    private func start(_ kept: CachedQuery) -> Stream? {
         var fds: [Int32] = [0, 0]
         guard pipe(&fds) == 0 else { return nil }
-        var actions = posix_spawn_file_actions_t()
+        var actions = emptySpawnFileActions()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
@@ -93,7 +104,7 @@ final class KeptStreams {
         posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
         posix_spawn_file_actions_addclose(&actions, fds[0])
         posix_spawn_file_actions_addclose(&actions, fds[1])
-        let (pid, rc) = Subprocess.spawn([executable, "watch", path.description, "--changes-only", "-q"],
+        let (pid, rc) = Subprocess.spawn([executable, KeptStreamCommand.spec.name, kept.path.description, kept.params],
                                          actions: &actions, ownGroup: false, env: environment)
         close(fds[1])
         guard rc == 0 else {
@@ -131,14 +142,6 @@ final class KeptStreams {
         }
     }
 
-    /// This program's own file (the child runs the same rtdb).
-    static func ownExecutable() -> String {
-        var buf = [CChar](repeating: 0, count: 4096)
-        let n = readlink("/proc/self/exe", &buf, buf.count - 1)
-        if n > 0 { return String(decoding: buf[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self) }
-        return CommandLine.arguments.first ?? "rtdb"
-    }
-
     /// rtdb's environment with the command line's remote settings as variables: the child
     /// reaches the same database, through the same cache, as the same principal.
     static func childEnvironment(_ inv: Invocation, url: String, cacheFile: String) -> [String] {
@@ -158,12 +161,12 @@ final class KeptStreams {
         }
         for (name, _) in vars { dropped.insert(name) }
         var out: [String] = []
-        var p = environ
-        while let entry = p.pointee {
+        var p = processEnvironment
+        while let entry = p?.pointee {
             let text = String(cString: entry)
             let name = String(text.prefix { $0 != "=" })
             if !dropped.contains(name) { out.append(text) }
-            p += 1
+            p = p.map { $0 + 1 }
         }
         return out + vars.map { $0.0 + "=" + $0.1 }
     }

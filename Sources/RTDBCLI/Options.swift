@@ -68,12 +68,13 @@ extension Valued where Value: RawRepresentable & CaseIterable & Sendable, Value.
 }
 
 /// An option read as its words in command-line order, one entry per occurrence (two words for
-/// `--on-disconnect-set PATH VALUE`); see `Invocation.occurrences`.
+/// `--on-disconnect-set PATH VALUE`, one or two for `--presence P [VALUE]`); see
+/// `Invocation.occurrences`.
 struct Words: DeclaredOption {
     let spec: OptionSpec
 
-    init(_ long: String, value: String, kind: ValueKind, arity: Int = 1, repeatable: Bool = false, _ help: String) {
-        spec = OptionSpec(long, value: value, kind: kind, arity: arity, repeatable: repeatable, help)
+    init(_ long: String, value: String, kind: ValueKind, arity: Int = 1, optionalWords: Int = 0, repeatable: Bool = false, _ help: String) {
+        spec = OptionSpec(long, value: value, kind: kind, arity: arity, optionalWords: optionalWords, repeatable: repeatable, help)
     }
 }
 

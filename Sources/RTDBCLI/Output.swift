@@ -174,6 +174,19 @@ enum Diagnostics {
         writeAll(2, Array("rtdb: note: \(text)\n".utf8))
     }
 
+    /// What `-v` says: `rtdb: TEXT` on a terminal, else the JSON line {"verbose":TEXT}, so that
+    /// stderr stays JSON lines for a program that reads it.
+    static func verbose(_ text: String) {
+        if stderrIsTerminal {
+            writeAll(2, Array("rtdb: \(text)\n".utf8))
+        } else {
+            var line = Array(#"{"verbose":"#.utf8)
+            JSONWriter.appendString(text, to: &line)
+            line += Array("}\n".utf8)
+            writeAll(2, line)
+        }
+    }
+
     static func writeAll(_ fd: Int32, _ bytes: [UInt8]) {
         var offset = 0
         while offset < bytes.count {

@@ -7,6 +7,8 @@ enum Parser {
     enum Parsed {
         case run(Invocation)
         case help(CommandSpec?)
+        /// `rtdb help options`.
+        case globalOptions
         case version
     }
 
@@ -56,6 +58,14 @@ enum Parser {
                         words.append(args[i])
                         i += 1
                     }
+                    // Optional words: what follows, up to the next option or `--`.
+                    var extra = 0
+                    while extra < spec.optionalWords, i < args.count, args[i] != "--", !isOption(args[i]) {
+                        if invalid.contains(i) { throw notUTF8(option: spec) }
+                        words.append(args[i])
+                        i += 1
+                        extra += 1
+                    }
                     // Words of a command line never hold NUL: it separates the words of one option.
                     // (A single word is kept as it is: the generic `joined` costs a conformance
                     // look-up at start-up, ~100,000 instructions, for nothing.)
@@ -88,6 +98,7 @@ enum Parser {
         if command.name == "help" {
             if positionals.count > 1 { throw RTDBError(.usage, "help: unexpected argument \(Limits.quote(positionals[1]))") }
             if let name = positionals.first {
+                if name == Help.optionsTopic { return .globalOptions }
                 guard let c = lookup(name) else {
                     throw RTDBError(.usage, "unknown command \(Limits.quote(name)); see 'rtdb help'")
                 }

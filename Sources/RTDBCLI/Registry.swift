@@ -1,4 +1,5 @@
 import RTDBCore
+import RTDBEngine
 
 /// What kind of value an option or argument takes; completions use it to offer candidates.
 public enum ValueKind: String, Sendable {
@@ -15,11 +16,14 @@ public struct OptionSpec: Sendable {
     public let choices: [String]
     /// How many words the option takes (1, or 2 for `--on-disconnect-set PATH VALUE`).
     public let arity: Int
+    /// How many more words it takes when they are there: the words that follow, up to the next
+    /// option or `--` (`--presence P [VALUE]`).
+    public let optionalWords: Int
     /// The option may be given more than once; `Invocation.occurrences(of:)` keeps the order.
     public let repeatable: Bool
 
     public init(_ long: String, short: String? = nil, value: String? = nil, kind: ValueKind = .none,
-                choices: [String] = [], arity: Int = 1, repeatable: Bool = false, _ help: String) {
+                choices: [String] = [], arity: Int = 1, optionalWords: Int = 0, repeatable: Bool = false, _ help: String) {
         self.long = long
         self.short = short
         self.value = value
@@ -27,6 +31,7 @@ public struct OptionSpec: Sendable {
         self.help = help
         self.choices = choices
         self.arity = value == nil ? 0 : arity
+        self.optionalWords = value == nil ? 0 : optionalWords
         self.repeatable = repeatable
     }
 
@@ -68,12 +73,17 @@ public struct CommandSpec: Sendable {
 
 /// The registry: every command of `rtdb` (the global and shared options are in SharedOptions.swift).
 public enum Registry {
-    public static let version = "0.1.0"
+    public static let version = "0.3.0"
+    /// What `rtdb --version` prints: the release and the schema of the files it writes, which
+    /// the README's "Data rules and limits" names too.
+    public static var versionLine: String { "rtdb \(version) (database schema \(schemaVersion))" }
+    /// The schema version of the database files this release writes.
+    public static var schemaVersion: Int64 { EmbeddedDatabase.schemaVersion }
 
     public static let commands: [CommandSpec] = [
         GetCommand.spec, SetCommand.spec, UpdateCommand.spec, PushCommand.spec, RemoveCommand.spec,
-        QueryCommand.spec, IncrementCommand.spec, TxCommand.spec, WatchCommand.spec, SessionCommand.spec, QueueCommand.spec, SyncCommand.spec, KeepCommand.spec, CacheCommand.spec, IndexCommand.spec, ServeCommand.spec, RulesCommand.spec, HelpCommand.spec,
-        CompleteCommand.spec,
+        QueryCommand.spec, IncrementCommand.spec, TxCommand.spec, WatchCommand.spec, SessionCommand.spec, OnDisconnectCommand.spec, QueueCommand.spec, SyncCommand.spec, KeepCommand.spec, CacheCommand.spec, IndexCommand.spec, ServeCommand.spec, RulesCommand.spec, HelpCommand.spec,
+        CompleteCommand.spec, TetherCommand.spec, KeptStreamCommand.spec,
     ]
 
     /// The command called `name`. Builds that one spec only, not the whole `commands` list:
@@ -92,6 +102,7 @@ public enum Registry {
         case "tx": return TxCommand.spec
         case "watch": return WatchCommand.spec
         case "session": return SessionCommand.spec
+        case "on-disconnect": return OnDisconnectCommand.spec
         case "queue": return QueueCommand.spec
         case "sync": return SyncCommand.spec
         case "keep": return KeepCommand.spec
@@ -101,6 +112,8 @@ public enum Registry {
         case "rules": return RulesCommand.spec
         case "help": return HelpCommand.spec
         case "__complete": return CompleteCommand.spec
+        case "__tether": return TetherCommand.spec
+        case "__kept-stream": return KeptStreamCommand.spec
         default: return nil
         }
     }

@@ -9,7 +9,7 @@ enum Global {
         try OptionValue.fileName(text, source)
     }
     static let url = Valued<String>("--url", value: "URL", kind: .text,
-        "remote database: https://NAME.firebaseio.com, https://NAME.REGION.firebasedatabase.app or http://HOST:PORT?ns=NAME (env RTDB_URL)")
+        "remote database: https://NAME.firebaseio.com, https://NAME.REGION.firebasedatabase.app or http://HOST:PORT[?ns=NAME] (env RTDB_URL)")
     static let auth = Valued<String>("--auth", value: "TOKEN", kind: .text,
         "Firebase ID token or database secret, sent as auth= (env RTDB_AUTH)")
     static let accessToken = Valued<String>("--access-token", value: "TOKEN", kind: .text,
@@ -49,6 +49,8 @@ enum Global {
     }
     static let pretty = Flag("--pretty", "indent JSON output for humans")
     static let quiet = Flag("--quiet", short: "-q", "print nothing on success")
+    static let verbose = Flag("--verbose", short: "-v",
+        "say on stderr what rtdb works on: the database file, or the URL with its namespace and where that came from")
     static let help = Flag("--help", short: "-h", "show help for the command")
     static let version = Flag("--version", "print the version")
 }
@@ -58,7 +60,7 @@ extension Registry {
         Global.db.spec, Global.url.spec, Global.auth.spec, Global.accessToken.spec, Global.credentials.spec,
         Global.cacert.spec, Global.timeout.spec, Global.persist.spec, Global.cache.spec, Global.offline.spec,
         Global.online.spec, Global.cacheSize.spec, Global.connectTimeout.spec, Global.authCommand.spec,
-        Global.pretty.spec, Global.quiet.spec, Global.help.spec, Global.version.spec,
+        Global.pretty.spec, Global.quiet.spec, Global.verbose.spec, Global.help.spec, Global.version.spec,
     ]
 
     /// Checked after the command's own exclusions.

@@ -1,4 +1,5 @@
 import RTDBCore
+import RTDBNet
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -11,6 +12,7 @@ import Darwin
 /// Bounded: output past `outputLimit` bytes, a run longer than `timeoutSeconds`, or (when
 /// `interruptible`) SIGINT or SIGTERM to rtdb stop the command, and its whole process group
 /// when it has one of its own (`ownGroup`), before the error is thrown; nothing is left running.
+/// A `tethered` command is stopped even when rtdb dies without stopping it (`Tether`).
 enum Subprocess {
     struct Result {
         var status: Int32       // exit status, or 128 + signal
@@ -21,9 +23,9 @@ enum Subprocess {
     /// defaults (rtdb ignores or catches them), in a process group of its own when `ownGroup`.
     /// Returns the pid, or posix_spawn's error number (0 on success). `env` replaces rtdb's
     /// environment (`NAME=value` strings) when given.
-    static func spawn(_ argv: [String], actions: UnsafePointer<posix_spawn_file_actions_t>?,
+    static func spawn(_ argv: [String], actions: UnsafePointer<SpawnFileActions>?,
                       ownGroup: Bool, env: [String]? = nil) -> (pid: pid_t, error: Int32) {
-        var attr = posix_spawnattr_t()
+        var attr = emptySpawnAttributes()
         posix_spawnattr_init(&attr)
         defer { posix_spawnattr_destroy(&attr) }
         var defaults = sigset_t()
@@ -42,7 +44,7 @@ enum Subprocess {
         defer { for p in cargs { free(p) } }
         var pid: pid_t = 0
         guard let env else {
-            let rc = posix_spawnp(&pid, argv[0], actions, &attr, &cargs, environ)
+            let rc = posix_spawnp(&pid, argv[0], actions, &attr, &cargs, processEnvironment)
             return (pid, rc)
         }
         var cenv: [UnsafeMutablePointer<CChar>?] = env.map { strdup($0) } + [nil]
@@ -53,8 +55,9 @@ enum Subprocess {
 
     static func run(_ argv: [String], input: [UInt8], captureOutput: Bool = true,
                     outputLimit: Int = Int.max, timeoutSeconds: Double? = nil,
-                    interruptible: Bool = false, ownGroup: Bool = false) throws -> Result {
+                    interruptible: Bool = false, ownGroup: Bool = false, tethered: Bool = false) throws -> Result {
         guard let program = argv.first else { throw RTDBError(.usage, "no command given to run") }
+        if tethered { Tether.prepare() }
         var toChild: [Int32] = [0, 0], fromChild: [Int32] = [0, 0]
         guard pipe(&toChild) == 0 else {
             throw RTDBError(.ioError, "cannot create a pipe: \(String(cString: strerror(errno)))")
@@ -64,7 +67,7 @@ enum Subprocess {
             close(toChild[0]); close(toChild[1])
             throw RTDBError(.ioError, "cannot create a pipe: \(String(cString: strerror(e)))")
         }
-        var actions = posix_spawn_file_actions_t()
+        var actions = emptySpawnFileActions()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_adddup2(&actions, toChild[0], 0)
@@ -78,6 +81,10 @@ enum Subprocess {
             close(toChild[1]); close(fromChild[0])
             throw RTDBError(.ioError, "cannot run \(Limits.quote(program)): \(String(cString: strerror(rc)))")
         }
+        // What rtdb's death must stop: the command's group when it has one, else the command.
+        let tether: pid_t? = tethered ? (ownGroup ? -pid : pid) : nil
+        if let tether { Tether.hold(tether) }
+        defer { if let tether { Tether.release(tether) } }
 
         var output: [UInt8] = []
         if captureOutput && outputLimit < Int.max { output.reserveCapacity(min(outputLimit + 1, 1 << 30)) }
@@ -177,6 +184,12 @@ enum Subprocess {
         }
         // Whatever the command started in its group goes too.
         if group { kill(target, SIGKILL) }
+    }
+
+    /// The path of the running rtdb binary (for starting rtdb again: a kept stream, the
+    /// watchdog of `Tether`).
+    static func ownExecutable() -> String {
+        executablePath() ?? CommandLine.arguments.first ?? "rtdb"
     }
 
     static func decode(_ status: Int32) -> Int32 {

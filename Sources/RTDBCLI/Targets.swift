@@ -78,10 +78,10 @@ extension Invocation {
         // (`--db ""` is refused: SQLite would treat "" as a throw-away temporary database.)
         let dbFile = try value(Global.db)
         if let url = try value(Global.url) {
-            return try remoteDatabase(url)
+            return try remoteDatabase(url, from: "--url")
         }
         if let url = Invocation.env("RTDB_URL") {
-            do { return try remoteDatabase(url) } catch let e as RTDBError where e.message.hasPrefix("--url ") {
+            do { return try remoteDatabase(url, from: "RTDB_URL") } catch let e as RTDBError where e.message.hasPrefix("--url ") {
                 // The URL came from the environment: say so.
                 throw RTDBError(e.code, "RTDB_URL " + e.message.dropFirst("--url ".count))
             }
@@ -90,6 +90,8 @@ extension Invocation {
             throw usageError("\(option.long) is for remote databases: give --url URL (or RTDB_URL) too, or leave it out")
         }
         let file = Invocation.databaseFile(option: dbFile)
+        verbose("database file \(file) (\(dbFile != nil ? "--db" : Invocation.env("RTDB_DB") != nil ? "RTDB_DB" : "the default"))"
+                + (Invocation.exists(file) ? "" : "; it does not exist yet"))
         if reading && !quiet && Diagnostics.stderrIsTerminal && !Invocation.exists(file) {
             Diagnostics.note("the database file \(file) does not exist yet (nothing has been written to it)")
         }
@@ -111,8 +113,9 @@ extension Invocation {
         return stat(file, &st) == 0
     }
 
-    private func remoteDatabase(_ url: String, timeoutSeconds: Double? = nil) throws -> RemoteDatabase {
-        let target = try RemoteTarget.parse(url, emulatorHost: Invocation.env("FIREBASE_DATABASE_EMULATOR_HOST"))
+    private func remoteDatabase(_ url: String, from source: String, timeoutSeconds: Double? = nil) throws -> RemoteDatabase {
+        let emulatorHost = Invocation.env("FIREBASE_DATABASE_EMULATOR_HOST")
+        let target = try RemoteTarget.parse(url, emulatorHost: emulatorHost)
         let credential = try Credential.resolve(
             accessToken: value(Global.accessToken), auth: value(Global.auth), credentials: value(Global.credentials), env: Invocation.env,
             readFile: { try readFile($0, limit: 1 << 20) },
@@ -123,6 +126,12 @@ extension Invocation {
                 throw usageError("--cacert \(Limits.quote(f)): cannot read it: \(String(cString: strerror(errno)))")
             }
             caFile = f
+        }
+        if has(Global.verbose) {
+            let redirected = target.emulator && target.namespaceSource == .productionHost
+            verbose("remote database \(target.display) (\(source)\(redirected ? ", sent to the emulator FIREBASE_DATABASE_EMULATOR_HOST names" : "")): "
+                    + "namespace \(target.namespace) (\(target.namespaceSource.explanation)); \(credential)"
+                    + (caFile.map { "; also trusting \($0)" } ?? ""))
         }
         return RemoteDatabase(target: target, credential: credential, timeoutSeconds: try timeoutSeconds ?? self.timeoutSeconds(), caFile: caFile)
     }
@@ -146,7 +155,8 @@ extension Invocation {
         // Auto mode gives the server the connect timeout, then falls back to the cache.
         let requestTimeout = patient || options.mode != .auto ? timeout
             : timeout > 0 ? min(timeout, options.connectTimeoutSeconds) : options.connectTimeoutSeconds
-        let remote = try remoteDatabase(url, timeoutSeconds: requestTimeout)
+        let remote = try remoteDatabase(url, from: fromEnv ? "RTDB_URL" : "--url", timeoutSeconds: requestTimeout)
+        verbose("offline cache \(options.file) (\(options.mode == .offline ? "offline: the server is never contacted" : options.mode == .online ? "online: the server is required" : "auto: the cache answers when the server cannot"))")
         var refresh: (() throws -> Credential)? = nil
         if let command = options.authCommand, Invocation.explicitCredential(self) == nil {
             let run = { try Invocation.runAuthCommand(command, timeoutSeconds: timeout) }

@@ -94,6 +94,11 @@ public struct CachedQuery: Sendable {
     public var path: Path
     public var params: String
 
+    /// The params of a whole location (its default query).
+    public static let wholeLocation = "{}"
+
+    public var isWholeLocation: Bool { params == CachedQuery.wholeLocation }
+
     public init(path: Path, params: String) {
         self.path = path
         self.params = params
@@ -186,6 +191,10 @@ public protocol CacheControl: Database {
     func keptQueries() throws -> [CachedQuery]
     /// Reads each kept query again (an unchanged one costs a 304), reporting each.
     func refreshKept(_ each: (CachedQuery) throws -> Void) throws
+    /// Streams `kept` (a location, or a query's window) from the server into the cache until
+    /// `idle` returns false, reconnecting by itself; sends none of the queued writes, which
+    /// stay the caller's to send and report (`sync --follow`).
+    func keepFresh(_ kept: CachedQuery, idle: () throws -> Bool) throws
 
     // MARK: upkeep
 

@@ -40,3 +40,38 @@ public protocol StreamedWrites: Database {
     /// nothing written, otherwise.
     func setStreamed(_ path: Path, json: UnsafeBufferPointer<UInt8>) throws -> Bool
 }
+
+/// A push ID chosen before anything is written (Firebase's `push().key`, `childByAutoId().key`),
+/// and the server clock offset it was made with (nil: the local clock alone).
+public struct PushKey: Sendable {
+    public var key: String
+    public var serverTimeOffset: Int64?
+
+    public init(key: String, serverTimeOffset: Int64?) {
+        self.key = key
+        self.serverTimeOffset = serverTimeOffset
+    }
+}
+
+/// A database that makes push keys without writing, with the clock and generator its own `push`
+/// uses, so that they sort among the children `push` adds by the time they were made.
+public protocol PushKeys: Database {
+    func pushKey() throws -> PushKey
+}
+
+/// What happens to the connection a watch streams over.
+public enum StreamNotice: Sendable {
+    /// The stream that was in step was lost (why); it is being tried again.
+    case lost(String)
+    /// It is in step again.
+    case restored
+}
+
+/// A database whose watches stream over a connection that can drop and come back (a `--url`
+/// target): it calls `onStreamNotice` once when a stream is lost and once when it is back, not
+/// at each attempt in between.
+public protocol StreamNotices: Database {
+    var onStreamNotice: ((StreamNotice) -> Void)? { get set }
+    /// Where the streams go, for messages (no credential in it).
+    var streamURL: String { get }
+}

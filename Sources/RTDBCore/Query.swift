@@ -45,6 +45,10 @@ public struct Query: Sendable {
         return false
     }
 
+    /// True when a range or a limit selects some children: the query is then a window of its
+    /// own (REST's "filtered" query), not just an order over the whole location.
+    public var isFiltered: Bool { start != nil || end != nil || limit != nil }
+
     /// Checks bound types (cli.md §5, firebase-semantics §3.3): key-order bounds are keys,
     /// value and child bounds are primitives, priority bounds are null, numbers or strings.
     public func validate() throws {
@@ -216,7 +220,7 @@ public struct Query: Sendable {
     /// bounds or a limit the location shows as itself (a primitive too, and with its priority),
     /// whatever the order; otherwise a primitive shows as null and the window has no priority.
     public func windowValue(of node: Node) -> Node {
-        if start == nil && end == nil && limit == nil { return node }
+        if !isFiltered { return node }
         guard case .object(let all) = node.unprioritized else { return .null }
         if limit == nil {
             // Range only: the kept children are already in key order, no sort needed.

@@ -20,14 +20,40 @@ public enum DisconnectOperation: Sendable {
     }
 }
 
+/// A change to the operations of a live session, made while it runs (`rtdb on-disconnect`), as
+/// the SDKs' `onDisconnect().set/update/remove/cancel()` may be called at any time: a new
+/// operation joins the others by the rules of `DisconnectWrites` (a later one at a path
+/// replaces earlier ones at or below it), and a cancel drops those at or below its path (the
+/// root: all of them).
+public enum DisconnectChange: Sendable {
+    case register(DisconnectOperation)
+    case cancel(Path)
+
+    /// The word for it: `set`, `update`, `remove` or `cancel`.
+    public var kind: String {
+        switch self {
+        case .register(let op): return op.kind
+        case .cancel: return "cancel"
+        }
+    }
+
+    public var path: Path {
+        switch self {
+        case .register(let op): return op.path
+        case .cancel(let p): return p
+        }
+    }
+}
+
 /// What a session is asked to do, in command-line order, checked before anything is written.
 public enum SessionStep: Sendable {
     /// Register an operation.
     case register(DisconnectOperation)
     /// Once the operations are registered, set a path.
     case connectSet(Path, Node)
-    /// Push a child of the path, register its removal, then set it to true.
-    case presence(Path)
+    /// Push a child of the path, register its removal, then set it to the value (`true` by
+    /// default; a server value is resolved when it is written).
+    case presence(Path, Node)
     /// Register a set of the path to the server time.
     case lastOnline(Path)
 
@@ -41,10 +67,10 @@ public enum SessionStep: Sendable {
             switch step {
             case .register(let op): operations.append(op)
             case .connectSet(let p, let v): writes.append((p, v))
-            case .presence(let p):
+            case .presence(let p, let value):
                 let child = p.appending(newKey())
                 operations.append(.remove(child))
-                writes.append((child, .bool(true)))
+                writes.append((child, value))
             case .lastOnline(let p):
                 operations.append(.set(p, .object([Node.Entry(".sv", .string("timestamp"))])))
             }
@@ -89,6 +115,15 @@ public struct SessionOptions: Sendable {
     }
 }
 
+/// A database that keeps its sessions' operations where any process can change them (the
+/// embedded file's rows): `rtdb on-disconnect` changes a live session there directly. Sessions
+/// on other databases are changed by asking the process that holds them.
+public protocol SessionStore: Database {
+    /// Makes `change` to the operations of the live session `id`. Throws `not_found` when no
+    /// such session is alive (never started on this database, or ended).
+    func changeSession(_ id: String, _ change: DisconnectChange) throws
+}
+
 /// A database that can hold a session: operations registered to run when the session ends,
 /// also when its holder dies as far as the database can promise (offline.md §2.9). The
 /// embedded file holds them under a session lock, a realtime connection leaves them with the
@@ -99,8 +134,18 @@ public protocol SessionHost: Database {
 }
 
 /// One session. Its operations are registered one by one (an embedded row each, a realtime
-/// request each), so that a live session's operations can be told apart.
+/// request each), so that a live session's operations can be told apart and changed.
 public protocol HeldSession: AnyObject {
+    /// The session's id, known before `hold` and the same for its whole life (`RTDB_SESSION`;
+    /// the `session` of its `connected` lines).
+    var id: String { get }
+
+    /// Changes the operations of the live session (between `started` and the end, from within
+    /// `keepGoing`): registered with whoever holds them, and kept so that a reconnection
+    /// registers them again after the session's own. Throws the refusal (the server's rules:
+    /// `permission_denied`; not connected right now: `unavailable`), and then nothing changed.
+    func change(_ change: DisconnectChange) throws
+
     /// Starts the session: registers the operations of `steps` and makes their on-connect
     /// writes (again on every reconnection), reporting each step through `events`. Then calls
     /// `started` once (the command starts what the session is held for), then `keepGoing`

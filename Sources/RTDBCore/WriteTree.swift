@@ -44,7 +44,7 @@ public enum WriteTree {
                         path.relative(p).map { existing.child(at: $0) } ?? .null
                     }
                     if ServerValues.containsPlaceholder(s.value) { out.estimated = true }
-                    out.value = resolved.child(at: rel)
+                    out.value = rel.isPriority ? resolved.child(at: rel.node).priority : resolved.child(at: rel)
                     out.covered = true
                     out.touched = true
                 } else if path.contains(s.path) {

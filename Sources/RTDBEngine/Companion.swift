@@ -37,6 +37,9 @@ public struct FileTransaction {
     /// The value at `path` in the tree (without priorities).
     public func read(_ path: Path) throws -> Node { try db.read(connection, path) }
 
+    /// The value at `path` with its priorities, as an export shows it.
+    public func readExport(_ path: Path) throws -> Node { try db.readExport(connection, path) }
+
     /// Replaces the value at `path` in the tree with `value` (server values already resolved),
     /// keeping the indexes exact. Watchers learn of it only through `log`.
     public func write(_ path: Path, _ value: Node) throws { try db.write(connection, path, value) }

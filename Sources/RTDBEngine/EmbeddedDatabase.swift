@@ -64,7 +64,7 @@ public final class EmbeddedDatabase: Database {
     /// What the path named when the connection was opened (see `fileChanged`).
     private var openedSignature: FileAccess.Signature? = nil
 
-    static let schemaVersion: Int64 = 3
+    public static let schemaVersion: Int64 = 3
     /// The oldest schema this code reads: files made before priorities were stored.
     static let oldestReadableSchemaVersion: Int64 = 1
     static let logKeep: Int64 = 10_000

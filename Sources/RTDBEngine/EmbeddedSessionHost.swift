@@ -13,8 +13,18 @@ extension EmbeddedDatabase: SessionHost {
 
 final class EmbeddedHeldSession: HeldSession {
     let db: EmbeddedDatabase
+    /// The id of its rows and lock file.
+    let id: String
 
-    init(_ db: EmbeddedDatabase) { self.db = db }
+    init(_ db: EmbeddedDatabase) {
+        self.db = db
+        id = db.newPushKey()
+    }
+
+    /// Through the rows, as any other process makes it (`SessionStore`).
+    func change(_ change: DisconnectChange) throws {
+        try db.changeSession(id, change)
+    }
 
     /// Presence keys are chosen before anything is written, so the removal of the child is
     /// registered before the child is written. The events follow the writes: once `connected`
@@ -23,7 +33,7 @@ final class EmbeddedHeldSession: HeldSession {
     func hold(_ steps: [SessionStep], events: (SessionEvent) throws -> Void, started: () throws -> Void,
               keepGoing: (Int) throws -> Bool) throws {
         let (operations, writes) = SessionStep.plan(steps, newKey: db.newPushKey)
-        let session = try db.beginSession(operations)
+        let session = try db.beginSession(operations, id: id)
         do {
             var lines: [SessionEvent] = [.connected(session: session.id)]
             lines += operations.map { .registered($0) }

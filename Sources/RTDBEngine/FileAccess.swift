@@ -1,4 +1,5 @@
 import RTDBCore
+import RTDBNet
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -114,14 +115,10 @@ enum FileAccess {
     static func signature(_ file: String, detailed: Bool) -> Signature? {
         var st = stat()
         guard stat(file, &st) == 0 else { return nil }
-        var sig = Signature(device: UInt64(st.st_dev), inode: UInt64(st.st_ino))
+        var sig = Signature(device: UInt64(truncatingIfNeeded: st.st_dev), inode: UInt64(st.st_ino))
         if detailed {
             sig.size = Int64(st.st_size)
-            #if canImport(Darwin)
-            sig.modified = Int64(st.st_mtimespec.tv_sec) * 1_000_000_000 + Int64(st.st_mtimespec.tv_nsec)
-            #else
-            sig.modified = Int64(st.st_mtim.tv_sec) * 1_000_000_000 + Int64(st.st_mtim.tv_nsec)
-            #endif
+            sig.modified = modificationNanos(st)
             sig.log = logExists(file)
         }
         return sig

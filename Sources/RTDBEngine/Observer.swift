@@ -1,4 +1,5 @@
 import RTDBCore
+import RTDBNet
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -7,7 +8,8 @@ import Darwin
 
 /// Follows one location of an embedded database across processes.
 ///
-/// It sleeps until the file's write-ahead log is written (`CommitSignal`: inotify on Linux),
+/// It sleeps until the file's write-ahead log is written (`CommitSignal`: inotify on Linux,
+/// kqueue on macOS and the BSDs, a periodic stat of the file and its log elsewhere),
 /// then compares SQLite's `data_version` (a cheap shared-memory check that changes when any
 /// other connection commits) with the last one seen; on a change it reads the write log since
 /// its last position and re-reads only the children the new writes touched, or the whole
@@ -22,8 +24,7 @@ import Darwin
 /// beat, and at once when `EmbeddedDatabase.hangupFD` reports a hang-up, it also calls `idle` and checks that the path still names the file it has open: when the
 /// file was removed or replaced (a new inode), it follows the path to the new file, or to
 /// nothing, and reports the value found there as a change. A notification about the file's own
-/// name (created, renamed, removed) runs that check at once. Without inotify (other systems)
-/// it polls `data_version` every `pollMicros`.
+/// name (created, renamed, removed) runs that check at once.
 ///
 /// With a `window` (a limited query in value or child order) over a location an index serves,
 /// the value it follows is only the window's children, read from the index: at the start and
@@ -71,9 +72,7 @@ struct Observer {
             let now = monotonicNanos()
             let beat = min(nextSafety, nextReap)
             var wait = beat > now ? beat - now : 0
-            if !signal.available {
-                wait = min(wait, UInt64(database.pollMicros) * 1000)
-            } else if now < followUntil {
+            if now < followUntil {
                 wait = min(wait, pause)
                 pause = min(pause * 2, Observer.followUpLongest)
             }

@@ -71,13 +71,14 @@ extension EmbeddedDatabase {
     /// Starts a session: takes its lock, then records it and its operations in one transaction,
     /// in which `recording` (given the session's id) may record more in a companion's tables.
     /// What happens to the operations when the session ends is the companion's to decide, if
-    /// the handle has one (`FileCompanion.sessionEnding`); otherwise they are applied.
-    public func beginSession(_ operations: [DisconnectOperation],
+    /// the handle has one (`FileCompanion.sessionEnding`); otherwise they are applied. `id` is
+    /// the session's id when the caller chose it already (`newPushKey()`), else a new one.
+    public func beginSession(_ operations: [DisconnectOperation], id chosen: String? = nil,
                              recording: ((FileTransaction, String) throws -> Void)? = nil) throws -> EmbeddedSession {
         // Creates the file (and its folder) first; a new file's switch to WAL can meet another
         // process doing the same, which SQLite reports as busy without waiting: retried.
         _ = try retryingWhileBusy { try writeConnection() }
-        let id = pushIDs.next(now: clock())
+        let id = chosen ?? pushIDs.next(now: clock())
         let folder = sessionsFolder
         if mkdir(folder, 0o755) != 0 && errno != EEXIST {
             let e = errno
@@ -110,35 +111,40 @@ extension EmbeddedDatabase {
                 row.bind(4, int: clock())
                 try row.run()
                 try recording?(FileTransaction(db: self, connection: c), id)
-                let op = try c.statement("INSERT INTO rtdb_ondisconnect(session_id, seq, kind, path, data) VALUES(?1, ?2, ?3, ?4, ?5)")
-                for (i, o) in operations.enumerated() {
-                    op.reset()
-                    op.bind(1, text: id)
-                    op.bind(2, int: Int64(i))
-                    op.bind(3, text: o.kind)
-                    op.bind(4, text: o.path.description)
-                    switch o {
-                    case .set(_, let v): op.bind(5, text: JSONWriter.string(v, export: true))
-                    case .update(_, let entries):
-                        var out: [UInt8] = [UInt8(ascii: "{")]
-                        for (j, e) in entries.enumerated() {
-                            if j > 0 { out.append(UInt8(ascii: ",")) }
-                            JSONWriter.appendString(e.path.unrooted, to: &out)
-                            out.append(UInt8(ascii: ":"))
-                            JSONWriter(export: true).write(e.value, into: &out)
-                        }
-                        out.append(UInt8(ascii: "}"))
-                        op.bind(5, text: String(decoding: out, as: UTF8.self))
-                    case .remove: sqlite3_bind_null(op.handle, 5)
-                    }
-                    try op.run()
-                }
+                try insertOperations(c, id, operations, from: 0)
             }
         } catch {
             unlink(lockPath)
             throw error
         }
         return session
+    }
+
+    /// Inside a write transaction: adds `operations` as the rows of session `id` numbered from `seq`.
+    func insertOperations(_ c: Connection, _ id: String, _ operations: [DisconnectOperation], from seq: Int64) throws {
+        let op = try c.statement("INSERT INTO rtdb_ondisconnect(session_id, seq, kind, path, data) VALUES(?1, ?2, ?3, ?4, ?5)")
+        for (i, o) in operations.enumerated() {
+            op.reset()
+            op.bind(1, text: id)
+            op.bind(2, int: seq + Int64(i))
+            op.bind(3, text: o.kind)
+            op.bind(4, text: o.path.description)
+            switch o {
+            case .set(_, let v): op.bind(5, text: JSONWriter.string(v, export: true))
+            case .update(_, let entries):
+                var out: [UInt8] = [UInt8(ascii: "{")]
+                for (j, e) in entries.enumerated() {
+                    if j > 0 { out.append(UInt8(ascii: ",")) }
+                    JSONWriter.appendString(e.path.unrooted, to: &out)
+                    out.append(UInt8(ascii: ":"))
+                    JSONWriter(export: true).write(e.value, into: &out)
+                }
+                out.append(UInt8(ascii: "}"))
+                op.bind(5, text: String(decoding: out, as: UTF8.self))
+            case .remove: sqlite3_bind_null(op.handle, 5)
+            }
+            try op.run()
+        }
     }
 
     /// Ends a session normally: runs its operations and deletes its rows in one transaction,
@@ -195,6 +201,21 @@ extension EmbeddedDatabase {
         let rowHost = found ? find.string(0) : ""
         find.reset()
         guard found, host == nil || host == rowHost else { return nil }
+        let writes = try storedOperations(c, id: id)
+        let entries = writes.update
+        let applied: [(path: Path, value: Node)]
+        if let companion, try companion.sessionEnding(FileTransaction(db: self, connection: c), session: id, writes: entries) {
+            applied = entries
+        } else {
+            applied = entries.isEmpty ? [] : try applyUpdate(c, .root, entries)
+        }
+        try deleteSessionRows(c, id: id)
+        return applied.map { $0.path }
+    }
+
+    /// Inside a transaction: the operations of session `id`, its rows read in order into
+    /// Firebase's set of non-overlapping writes.
+    func storedOperations(_ c: Connection, id: String) throws -> DisconnectWrites {
         var writes = DisconnectWrites()
         let ops = try c.statement("SELECT kind, path, data FROM rtdb_ondisconnect WHERE session_id = ?1 ORDER BY seq")
         ops.bind(1, text: id)
@@ -212,16 +233,7 @@ extension EmbeddedDatabase {
             default: continue   // a kind this version does not know: skipped, not guessed at
             }
         }
-        ops.reset()
-        let entries = writes.update
-        let applied: [(path: Path, value: Node)]
-        if let companion, try companion.sessionEnding(FileTransaction(db: self, connection: c), session: id, writes: entries) {
-            applied = entries
-        } else {
-            applied = entries.isEmpty ? [] : try applyUpdate(c, .root, entries)
-        }
-        try deleteSessionRows(c, id: id)
-        return applied.map { $0.path }
+        return writes
     }
 
     /// Runs the operations of every session on this machine whose process has died. Returns how

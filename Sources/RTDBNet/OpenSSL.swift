@@ -9,7 +9,7 @@ import Darwin
 // for them (about a millisecond per process start on Linux). The few functions rtdb calls are
 // declared here as C function types and resolved with dlsym; OpenSSL macros (SNI, minimum
 // version, modes) are spelled as the `*_ctrl` calls they expand to, with the constants of
-// OpenSSL 3's public headers. On macOS the same code looks for Homebrew's libssl.3.dylib.
+// OpenSSL 3's public headers. Where the libraries are looked for: OpenSSLLocations.
 
 /// A TLS, certificate or signing failure, with a sentence fit for the user.
 public enum TLSError: Error, CustomStringConvertible, Equatable, Sendable {
@@ -93,31 +93,31 @@ struct DynamicLibrary {
 
     /// Tries each file name in turn; the error is the first one's dlerror.
     static func open(_ names: [String]) throws -> DynamicLibrary {
+        try open(OpenSSLLocations(names: names, override: nil), hint: nil)
+    }
+
+    /// Tries each of `locations` in turn. The error names the variable that gave them, if one
+    /// did, then the first dlerror, then `hint` (how to install the library).
+    static func open(_ locations: OpenSSLLocations, hint: String?) throws -> DynamicLibrary {
         var firstError: String? = nil
-        for name in names {
+        for name in locations.names {
             if let h = dlopen(name, RTLD_NOW | RTLD_LOCAL) { return DynamicLibrary(handle: h, name: name) }
             if firstError == nil { firstError = dlerror().map { String(cString: $0) } ?? "\(name) not found" }
         }
-        throw TLSError.unavailable("TLS needs OpenSSL 3 (libssl3): \(firstError ?? "not found")")
+        var message = OpenSSLLocations.requirement() + ": "
+        if let variable = locations.override { message += "\(variable) names a library that cannot be loaded: " }
+        message += firstError ?? "not found"
+        if let hint { message += "; " + hint }
+        throw TLSError.unavailable(message)
     }
 
     func symbol<T>(_ name: String, as type: T.Type = T.self) throws -> T {
         guard let p = dlsym(handle, name) else {
-            throw TLSError.unavailable("TLS needs OpenSSL 3 (libssl3): \(self.name) has no \(name)")
+            throw TLSError.unavailable("\(OpenSSLLocations.requirement()): \(self.name) has no \(name)")
         }
         return unsafeBitCast(p, to: T.self)
     }
 }
-
-#if os(macOS)
-private let cryptoNames = ["libcrypto.3.dylib", "/opt/homebrew/opt/openssl@3/lib/libcrypto.3.dylib",
-                           "/usr/local/opt/openssl@3/lib/libcrypto.3.dylib"]
-private let sslNames = ["libssl.3.dylib", "/opt/homebrew/opt/openssl@3/lib/libssl.3.dylib",
-                        "/usr/local/opt/openssl@3/lib/libssl.3.dylib"]
-#else
-private let cryptoNames = ["libcrypto.so.3"]
-private let sslNames = ["libssl.so.3"]
-#endif
 
 /// The libcrypto functions rtdb uses (errors, memory BIOs, keys, digests, signatures).
 final class LibCrypto: @unchecked Sendable {
@@ -149,6 +149,10 @@ final class LibCrypto: @unchecked Sendable {
     let X509_get_default_cert_dir: @convention(c) () -> UnsafePointer<CChar>?
     let X509_get_default_cert_file_env: @convention(c) () -> UnsafePointer<CChar>?
     let X509_get_default_cert_dir_env: @convention(c) () -> UnsafePointer<CChar>?
+    // Certificates given in memory (macOS's keychain roots): read from a BIO, added to a store.
+    let PEM_read_bio_X509: @convention(c) (OpaquePointer?, UnsafeMutablePointer<OpaquePointer?>?, PasswordFn?, UnsafeMutableRawPointer?) -> OpaquePointer?
+    let X509_free: FreeFn
+    let X509_STORE_add_cert: @convention(c) (OpaquePointer?, OpaquePointer?) -> Int32
     // RS256 verification with a public key given as modulus and exponent (JWKS).
     let BN_bin2bn: @convention(c) (UnsafePointer<UInt8>?, Int32, OpaquePointer?) -> OpaquePointer?
     let BN_free: FreeFn
@@ -198,6 +202,9 @@ final class LibCrypto: @unchecked Sendable {
         X509_get_default_cert_dir = try lib.symbol("X509_get_default_cert_dir")
         X509_get_default_cert_file_env = try lib.symbol("X509_get_default_cert_file_env")
         X509_get_default_cert_dir_env = try lib.symbol("X509_get_default_cert_dir_env")
+        PEM_read_bio_X509 = try lib.symbol("PEM_read_bio_X509")
+        X509_free = try lib.symbol("X509_free")
+        X509_STORE_add_cert = try lib.symbol("X509_STORE_add_cert")
     }
 
     /// The reasons OpenSSL queued for the last failure (oldest first), emptying the queue;
@@ -254,6 +261,7 @@ final class LibSSL: @unchecked Sendable {
     let SSL_get_verify_result: @convention(c) (OpaquePointer?) -> Int
     let SSL_pending: IntArgFn
     let SSL_get_version: @convention(c) (OpaquePointer?) -> UnsafePointer<CChar>?
+    let SSL_CTX_get_cert_store: PointerArgFn
 
     init(_ lib: DynamicLibrary, crypto: LibCrypto) throws {
         self.crypto = crypto
@@ -285,6 +293,7 @@ final class LibSSL: @unchecked Sendable {
         SSL_get_verify_result = try lib.symbol("SSL_get_verify_result")
         SSL_pending = try lib.symbol("SSL_pending")
         SSL_get_version = try lib.symbol("SSL_get_version")
+        SSL_CTX_get_cert_store = try lib.symbol("SSL_CTX_get_cert_store")
     }
 
     /// A new context for `method` with TLS 1.2 as the oldest version and renegotiation off.
@@ -301,16 +310,18 @@ final class LibSSL: @unchecked Sendable {
 
 /// Loads OpenSSL on first use. `crypto` alone is enough for signing; `ssl` loads both.
 enum OpenSSL {
-    static let crypto: Result<LibCrypto, TLSError> = load { try LibCrypto(DynamicLibrary.open(cryptoNames)) }
+    static let crypto: Result<LibCrypto, TLSError> = load {
+        try LibCrypto(DynamicLibrary.open(.of(.crypto), hint: OpenSSLLocations.installHint()))
+    }
 
     static let ssl: Result<LibSSL, TLSError> = load {
         let c = try crypto.get()
-        return try LibSSL(DynamicLibrary.open(sslNames), crypto: c)
+        return try LibSSL(DynamicLibrary.open(.of(.ssl), hint: OpenSSLLocations.installHint()), crypto: c)
     }
 
     private static func load<T>(_ body: () throws -> T) -> Result<T, TLSError> {
         do { return .success(try body()) } catch let e as TLSError { return .failure(e) } catch {
-            return .failure(.unavailable("TLS needs OpenSSL 3 (libssl3): \(error)"))
+            return .failure(.unavailable("\(OpenSSLLocations.requirement()): \(error)"))
         }
     }
 

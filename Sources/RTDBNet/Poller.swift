@@ -1,8 +1,13 @@
-import CLinux
+#if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
-/// Readiness notification for many file descriptors (epoll, level-triggered). Each descriptor is
+/// Readiness notification for many file descriptors (level-triggered). Each descriptor is
 /// registered with a token the caller chooses; `wait` returns the tokens that are ready.
+/// The kernel interface underneath is chosen once per process (`IOBackend`): epoll on Linux,
+/// kqueue on macOS and the BSDs, poll(2) with RTDB_IO_BACKEND=posix or elsewhere.
 public final class Poller {
     public struct Ready {
         public var token: UInt64
@@ -12,58 +17,33 @@ public final class Poller {
         public var closed: Bool
     }
 
-    private let fd: Int32
-    private var buffer: [epoll_event]
+    private let backend: any ReadinessBackend
 
-    public init(capacity: Int = 1024) throws {
-        fd = epoll_create1(Int32(EPOLL_CLOEXEC))
-        if fd < 0 { throw NetError.system("epoll_create1", errno) }
-        buffer = Array(repeating: epoll_event(), count: capacity)
+    public convenience init(capacity: Int = 1024) throws {
+        try self.init(backend: IOBackend.current, capacity: capacity)
     }
 
-    deinit { close(fd) }
-
-    private func control(_ op: Int32, _ target: Int32, _ token: UInt64, read: Bool, write: Bool) throws {
-        var ev = epoll_event()
-        var mask: UInt32 = EPOLLRDHUP.rawValue
-        if read { mask |= EPOLLIN.rawValue }
-        if write { mask |= EPOLLOUT.rawValue }
-        ev.events = mask
-        ev.data.u64 = token
-        if epoll_ctl(fd, op, target, &ev) != 0 { throw NetError.system("epoll_ctl", errno) }
+    /// A poller on a given back-end (tests run each one).
+    public init(backend: IOBackend, capacity: Int = 1024) throws {
+        self.backend = try backend.makeReadiness(capacity: capacity)
     }
 
     public func add(_ target: Int32, token: UInt64, read: Bool = true, write: Bool = false) throws {
-        try control(EPOLL_CTL_ADD, target, token, read: read, write: write)
+        try backend.add(target, token: token, read: read, write: write)
     }
 
     public func modify(_ target: Int32, token: UInt64, read: Bool, write: Bool) throws {
-        try control(EPOLL_CTL_MOD, target, token, read: read, write: write)
+        try backend.modify(target, token: token, read: read, write: write)
     }
 
     /// Stops watching `target` (closing a descriptor also does this).
     public func remove(_ target: Int32) {
-        var ev = epoll_event()
-        _ = epoll_ctl(fd, EPOLL_CTL_DEL, target, &ev)
+        backend.remove(target)
     }
 
     /// Waits up to `timeoutMillis` (-1: without limit) for descriptors to become ready.
     public func wait(timeoutMillis: Int32) throws -> [Ready] {
-        let n = buffer.withUnsafeMutableBufferPointer { epoll_wait(fd, $0.baseAddress, Int32($0.count), timeoutMillis) }
-        if n < 0 {
-            if errno == EINTR { return [] }
-            throw NetError.system("epoll_wait", errno)
-        }
-        var out: [Ready] = []
-        out.reserveCapacity(Int(n))
-        for i in 0..<Int(n) {
-            let e = buffer[i].events
-            out.append(Ready(token: buffer[i].data.u64,
-                             readable: e & EPOLLIN.rawValue != 0,
-                             writable: e & EPOLLOUT.rawValue != 0,
-                             closed: e & (EPOLLERR.rawValue | EPOLLHUP.rawValue) != 0))
-        }
-        return out
+        try backend.wait(timeoutMillis: timeoutMillis)
     }
 }
 

@@ -1,5 +1,8 @@
-import CLinux
+#if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 nonisolated(unsafe) private var signalPipeWriteEnd: Int32 = -1
 
@@ -39,31 +42,5 @@ public final class SignalPipe {
             out.append(contentsOf: buf[0..<n].map { Int32($0) })
         }
         return out
-    }
-}
-
-/// Wakes the loop when files in one folder change (inotify): another process committing to a
-/// database there appends to its `-wal` file. Events are coalesced: the loop learns only that
-/// something changed, and re-reads what it needs.
-public final class FolderWatch {
-    public let fd: Int32
-
-    public init(folder: String) throws {
-        fd = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
-        if fd < 0 { throw NetError.system("inotify_init1", errno) }
-        let mask = UInt32(IN_MODIFY | IN_CREATE | IN_MOVED_TO | IN_CLOSE_WRITE)
-        if inotify_add_watch(fd, folder, mask) < 0 {
-            let e = errno
-            close(fd)
-            throw NetError.system("inotify_add_watch \(folder)", e)
-        }
-    }
-
-    deinit { close(fd) }
-
-    /// Consumes the pending notifications.
-    public func drain() {
-        var buf = [UInt8](repeating: 0, count: 8192)
-        while read(fd, &buf, buf.count) > 0 {}
     }
 }

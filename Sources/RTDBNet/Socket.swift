@@ -1,4 +1,8 @@
+#if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// A listening TCP socket, non-blocking, bound to one address.
 public final class TCPListener {
@@ -13,7 +17,7 @@ public final class TCPListener {
     public init(host: String, port: Int, backlog: Int32 = 4096) throws {
         var hints = addrinfo()
         hints.ai_family = AF_UNSPEC
-        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        hints.ai_socktype = streamSocketType
         hints.ai_flags = AI_PASSIVE
         var list: UnsafeMutablePointer<addrinfo>?
         let rc = getaddrinfo(host, String(port), &hints, &list)
@@ -25,7 +29,7 @@ public final class TCPListener {
         var cur = list
         while let ai = cur {
             defer { cur = ai.pointee.ai_next }
-            let s = socket(ai.pointee.ai_family, Int32(SOCK_STREAM.rawValue | SOCK_NONBLOCK.rawValue | SOCK_CLOEXEC.rawValue), 0)
+            let s = openStreamSocket(family: ai.pointee.ai_family)
             if s < 0 { lastError = .system("socket", errno); continue }
             var one: Int32 = 1
             setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
@@ -57,9 +61,9 @@ public final class TCPListener {
     /// A new connection (non-blocking), or nil when none is waiting.
     public func accept() throws -> Int32? {
         while true {
-            let c = Glibc.accept(fd, nil, nil)
+            let c = systemAccept(fd)
             if c >= 0 {
-                setNonBlocking(c)
+                configureSocket(c)
                 var one: Int32 = 1
                 setsockopt(c, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
                 return c
@@ -90,7 +94,7 @@ public final class TCPListener {
     public static func isLoopback(host: String) -> Bool {
         var hints = addrinfo()
         hints.ai_family = AF_UNSPEC
-        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        hints.ai_socktype = streamSocketType
         var list: UnsafeMutablePointer<addrinfo>?
         guard getaddrinfo(host, nil, &hints, &list) == 0, list != nil else { return false }
         defer { freeaddrinfo(list) }
@@ -133,7 +137,7 @@ public enum IOResult {
 public enum SocketIO {
     public static func read(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer) -> IOResult {
         while true {
-            let n = Glibc.read(fd, buffer.baseAddress, buffer.count)
+            let n = systemRead(fd, buffer.baseAddress, buffer.count)
             if n > 0 { return .done(n) }
             if n == 0 { return .closed }
             switch errno {
@@ -147,7 +151,7 @@ public enum SocketIO {
 
     public static func write(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) -> IOResult {
         while true {
-            let n = send(fd, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL))
+            let n = send(fd, bytes.baseAddress, bytes.count, sendFlags)
             if n >= 0 { return .done(n) }
             switch errno {
             case EINTR: continue

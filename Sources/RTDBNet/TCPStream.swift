@@ -1,4 +1,8 @@
+#if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// A blocking byte stream with a timeout on every call: what a command-line client needs to
 /// make one connection and reuse it, without an event loop. TCP and TLS streams share it.
@@ -33,7 +37,7 @@ public final class TCPStream: ByteStream {
         let deadline = timeoutMillis < 0 ? Int64.max : monotonicMillis() + Int64(timeoutMillis)
         var hints = addrinfo()
         hints.ai_family = AF_UNSPEC
-        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        hints.ai_socktype = streamSocketType
         hints.ai_flags = AI_ADDRCONFIG
         var list: UnsafeMutablePointer<addrinfo>?
         // Square brackets around an IPv6 literal belong to the URL, not to the address.
@@ -49,11 +53,11 @@ public final class TCPStream: ByteStream {
         var cur = list
         while let ai = cur {
             defer { cur = ai.pointee.ai_next }
-            let s = socket(ai.pointee.ai_family, Int32(SOCK_STREAM.rawValue | SOCK_NONBLOCK.rawValue | SOCK_CLOEXEC.rawValue), 0)
+            let s = openStreamSocket(family: ai.pointee.ai_family)
             if s < 0 { lastError = .system("socket", errno); continue }
-            if Glibc.connect(s, ai.pointee.ai_addr, ai.pointee.ai_addrlen) != 0 && errno != EINPROGRESS {
+            if systemConnect(s, ai.pointee.ai_addr, ai.pointee.ai_addrlen) != 0 && errno != EINPROGRESS {
                 lastError = .address("cannot connect to \(host):\(port): \(String(cString: strerror(errno)))")
-                Glibc.close(s)
+                _ = systemClose(s)
                 continue
             }
             let left = deadline == Int64.max ? -1 : Int(max(0, deadline - monotonicMillis()))
@@ -61,7 +65,7 @@ public final class TCPStream: ByteStream {
                 try wait(s, events: Int16(POLLOUT), timeoutMillis: left, what: "connecting to \(host):\(port)")
             } catch let e as NetError {
                 lastError = e
-                Glibc.close(s)
+                _ = systemClose(s)
                 if case .timeout = e { throw e }
                 continue
             }
@@ -70,7 +74,7 @@ public final class TCPStream: ByteStream {
             getsockopt(s, SOL_SOCKET, SO_ERROR, &err, &len)
             if err != 0 {
                 lastError = .address("cannot connect to \(host):\(port): \(String(cString: strerror(err)))")
-                Glibc.close(s)
+                _ = systemClose(s)
                 continue
             }
             var one: Int32 = 1
@@ -130,7 +134,7 @@ public final class TCPStream: ByteStream {
 
     public func close() {
         if fd >= 0 {
-            Glibc.close(fd)
+            _ = systemClose(fd)
             fd = -1
         }
     }

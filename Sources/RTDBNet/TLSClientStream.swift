@@ -7,7 +7,8 @@ import Darwin
 /// TLS over an open TCP stream, for a command-line client: blocking calls with timeouts.
 ///
 /// The server's certificate chain is verified against the system's CA store (OpenSSL's default
-/// locations, which honour SSL_CERT_FILE and SSL_CERT_DIR; see SystemTrust) plus an optional
+/// locations, which honour SSL_CERT_FILE and SSL_CERT_DIR; on macOS the system keychain's
+/// roots; see SystemTrust) plus an optional
 /// private CA file, and
 /// its name against `host` (a DNS name, or an IP address checked against the certificate's IP
 /// entries). SNI carries the name; TLS 1.2 is the oldest version offered. OpenSSL reads and
@@ -79,6 +80,7 @@ public final class TLSClientStream: ByteStream {
             // A system store that cannot be read leaves only --cacert; verification then says so.
             _ = lib.SSL_CTX_load_verify_locations(ctx, system.file, system.directories)
         }
+        if let pem = system.certificates { system.add(pem, to: ctx, lib) }
         crypto.ERR_clear_error()
         if let caFile {
             try checkReadable(caFile, what: "CA file")

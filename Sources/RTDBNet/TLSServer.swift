@@ -240,10 +240,6 @@ public enum ConnectionIO {
     /// Ends TLS (close_notify) and closes the socket.
     public func close() {
         if case .tls(_, let s) = self { s.shutdown() }
-        #if canImport(Glibc)
-        _ = Glibc.close(fd)
-        #else
-        _ = Darwin.close(fd)
-        #endif
+        _ = systemClose(fd)
     }
 }

@@ -22,7 +22,8 @@ public struct TrackedQuery: Sendable {
 
 /// What the cache knows at a path: the server cache with the pending writes layered on top.
 public struct CacheRead: Sendable {
-    /// The layered value; when not `complete`, only the known children (or null).
+    /// The layered value, priorities included; when not `complete`, only the known children
+    /// (or null).
     public var value: Node
     /// True when the value is whole (offline.md §1.3, §2.4).
     public var complete: Bool
@@ -30,6 +31,19 @@ public struct CacheRead: Sendable {
     public var estimated: Bool
     /// The tracked queries the answer came from, with their `last_use_ms` (for `touchQueries`).
     public var usedQueries: [(id: Int64, lastUseMillis: Int64)] = []
+}
+
+/// Which tracked queries beyond §1.3's may make a cached read complete.
+public struct CacheReadRules: OptionSet, Sendable {
+    public let rawValue: Int
+    public init(rawValue: Int) { self.rawValue = rawValue }
+
+    /// A complete filtered query of the same order whose answer holds the asked one
+    /// (`Query.isAnswered(by:known:)`): a one-shot read can be answered whole from it.
+    public static let containingWindows = CacheReadRules(rawValue: 1)
+    /// The asked filtered query's own tracked keys, even under a complete default query: a live
+    /// stream of that window keeps them fresh, while the default query's copy may be old.
+    public static let ownWindowFirst = CacheReadRules(rawValue: 2)
 }
 
 /// Tracked queries and the layered read of the cache (offline.md §1.2, §1.3, §2.4).
@@ -231,8 +245,10 @@ extension CacheStore {
     /// parent, or when a pending write sets `path` or a location above it. Otherwise the value
     /// holds only the known children: tracked keys of any filtered query at `path`, children
     /// whose own default query is complete, and children a pending write sets. A filtered
-    /// query's window is for the caller to apply. `now` estimates server values.
-    public func cachedRead(_ path: Path, params: String = TrackedParams.defaultParams, now: Int64) throws -> CacheRead {
+    /// query's window is for the caller to apply. `rules` allow more (`CacheReadRules`).
+    /// `now` estimates server values.
+    public func cachedRead(_ path: Path, params: String = TrackedParams.defaultParams, now: Int64,
+                           rules: CacheReadRules = []) throws -> CacheRead {
         try reading(CacheRead(value: .null, complete: false, estimated: false)) { t in
             var ancestors: [Path] = []
             var p: Path? = path
@@ -241,7 +257,7 @@ extension CacheStore {
             var used = rows.filter { $0.isDefault && $0.complete }.map { (id: $0.id, lastUseMillis: $0.lastUseMillis) }
             var complete = !used.isEmpty
             var known: Set<String>? = nil   // nil: all children
-            if !complete && params != TrackedParams.defaultParams,
+            if (!complete || rules.contains(.ownWindowFirst)) && params != TrackedParams.defaultParams,
                let own = rows.first(where: { $0.path.same(as: path) && $0.params == params && $0.complete }) {
                 complete = true
                 known = Set(own.keys)
@@ -252,7 +268,19 @@ extension CacheStore {
                 complete = true
                 used.append((filtered.id, filtered.lastUseMillis))
             }
-            var base = try t.read(path)
+            // With priorities: a priority order needs them, `get --export` shows them.
+            var base = try t.readExport(path)
+            if !complete && rules.contains(.containingWindows), let asked = try? TrackedParams.query(params),
+               let holder = rows.first(where: { r in
+                   guard r.path.same(as: path), !r.isDefault, r.complete, r.params != params,
+                         let cached = try? TrackedParams.query(r.params) else { return false }
+                   let keys = Set(r.keys)
+                   return asked.isAnswered(by: cached, known: base.children.filter { keys.contains($0.key) })
+               }) {
+                complete = true
+                known = Set(holder.keys)
+                used.append((holder.id, holder.lastUseMillis))
+            }
             if !complete {
                 var keys = Set<String>()
                 for r in rows where r.path.same(as: path) && !r.isDefault { keys.formUnion(r.keys) }

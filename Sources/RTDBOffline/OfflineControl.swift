@@ -63,6 +63,11 @@ extension OfflineDatabase: CacheControl {
         }
     }
 
+    public func keepFresh(_ kept: CachedQuery, idle: () throws -> Bool) throws {
+        let query = try TrackedParams.query(kept.params) ?? Query()
+        try CacheWatch(db: self, path: kept.path, query: query, sendsQueue: false).run(idle: idle) { _ in true }
+    }
+
     // MARK: upkeep
 
     /// The limit when none was given (`--cache-size`'s default).

@@ -189,7 +189,7 @@ extension OfflineDatabase {
             for s in r.sets {
                 let key = s.path.unrooted
                 if let m = members?.last(where: { $0.key == key }) {
-                    ack.store.append((s.path, m.node))
+                    ack.store.append((s.path, OfflineDatabase.stored(s.value, answered: m.node)))
                     ack.complete.append(s.path)
                 } else if !ServerValues.containsPlaceholder(s.value) {
                     ack.store.append((s.path, s.value))
@@ -205,6 +205,12 @@ extension OfflineDatabase {
             try onEvent(.acked(r, answered: a.store, resent: b.attempts > 0))
         }
         return .acked
+    }
+
+    /// What the server stored for a value it acknowledged: its answer, which leaves priorities
+    /// out; so a value sent with priorities and without server values is stored as sent.
+    static func stored(_ sent: Node, answered: Node) -> Node {
+        sent.hasPriorities && !ServerValues.containsPlaceholder(sent) ? sent : answered
     }
 
     /// Fetches a fresh credential once per process; true when it did.
@@ -239,7 +245,7 @@ extension OfflineDatabase {
         switch row.kind {
         case .set:
             if let v = try? JSONReader.parse(answer.body), !(v.isNull && !row.data.isNull) {
-                values.append((row.path, v))
+                values.append((row.path, stored(row.data, answered: v)))
                 complete.append(row.path)
             } else if !ServerValues.containsPlaceholder(row.data) {
                 values.append((row.path, row.data))
@@ -253,7 +259,7 @@ extension OfflineDatabase {
                 guard let rel = try? Path(e.key) else { continue }
                 let full = row.path.appending(rel)
                 if let m = members?.last(where: { $0.key == e.key }) {
-                    values.append((full, m.node))
+                    values.append((full, stored(e.node, answered: m.node)))
                     complete.append(full)
                 } else if !ServerValues.containsPlaceholder(e.node) {
                     values.append((full, e.node))

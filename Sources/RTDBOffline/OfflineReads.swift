@@ -32,7 +32,8 @@ extension OfflineDatabase {
                 // The server cannot be reached: the cache answers.
             }
         }
-        let r = try cache.cachedRead(path, params: params, now: estimatedServerTime())
+        // A window held whole inside a cached window of the same order is answered whole.
+        let r = try cache.cachedRead(path, params: params, now: estimatedServerTime(), rules: .containingWindows)
         if mode == .offline {
             // Every read sets last_use_ms (a read from the server did when it stored the answer).
             try? cache.touchQueries(r.usedQueries)
@@ -41,13 +42,15 @@ extension OfflineDatabase {
     }
 
     /// Asks the server and stores the answer (a default query with its ETag, reused as
-    /// `if-none-match`; a filtered query with its keys).
+    /// `if-none-match`; a filtered query with its keys), priorities included (`format=export`)
+    /// as the server holds them: a priority order needs them, and `get --export` shows them.
     func fetch(_ path: Path, query: Query?, params: String) throws {
+        let export: [(name: String, value: String)] = [("format", "export")]
         if params == TrackedParams.defaultParams {
             var headers: [(name: String, value: String)] = [("X-Firebase-ETag", "true")]
             let stored = try cache.storedETag(path)
             if let stored { headers.append(("if-none-match", stored)) }
-            let r = try remote.request("GET", path, headers: headers, idempotent: true)
+            let r = try remote.request("GET", path, params: export, headers: headers, idempotent: true)
             if r.status == 304, stored != nil {
                 try cache.touchQuery(path, params: params)
                 return
@@ -56,7 +59,7 @@ extension OfflineDatabase {
             let v = try parse(r, path)
             try cache.storeServerAnswer(path, params: params, value: v, etag: r.header("etag"))
         } else if let query {
-            let r = try remote.request("GET", path, params: RESTQuery.parameters(query), idempotent: true)
+            let r = try remote.request("GET", path, params: RESTQuery.parameters(query) + export, idempotent: true)
             guard r.status == 200 else { throw remote.failure(for: r, what: "a query of \(path)").error }
             let v = try parse(r, path)
             try cache.storeServerAnswer(path, params: params, value: Node.object(normalizing: query.window(of: v)))
@@ -80,8 +83,20 @@ extension OfflineDatabase {
     }
 
     public func read(_ path: Path, as form: ReadForm, partial: Bool) throws -> ReadResult<Node> {
+        if path.isPriority {
+            // A priority belongs to its node (the cache stores none without it): the node is
+            // read, and cached, and its priority answered.
+            let r = try checked(read(path.node, query: nil), path, partial: partial)
+            return ReadResult(r.value.priority, complete: r.complete)
+        }
         let r = try checked(read(path, query: nil), path, partial: partial)
-        return ReadResult(form == .shallow ? r.value.shallowView : r.value, complete: r.complete)
+        let value: Node
+        switch form {
+        case .value: value = r.value.withoutPriorities
+        case .export: value = r.value
+        case .shallow: value = r.value.withoutPriorities.shallowView
+        }
+        return ReadResult(value, complete: r.complete)
     }
 
     public func query(_ path: Path, _ query: Query, partial: Bool) throws -> ReadResult<[Node.Entry]> {

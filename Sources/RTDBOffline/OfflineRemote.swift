@@ -26,10 +26,11 @@ public protocol OfflineRemote: AnyObject {
     func connectionInfo() throws -> Node
     /// `/.info` as the connection comes and goes (`ConnectionInfo.observeConnection`).
     func observeConnection(idle: () throws -> Bool, onChange: (Node) throws -> Bool) throws
-    /// Streams the value at `path` as `Database.observe` does, reconnecting by itself after a
-    /// pause from `reconnectMillis.first` up to `.cap`; `live` is told when the stream has
-    /// delivered its first value (true: what it delivered is current) and when it drops.
-    func stream(_ path: Path, reconnectMillis: (first: Int, cap: Int), live: @escaping (Bool) -> Void,
+    /// Streams the value at `path` as `Database.observe` does (with a filtered `query`, the
+    /// window's children alone, as `observe(_:query:…)` gives them), reconnecting by itself
+    /// after a pause from `reconnectMillis.first` up to `.cap`; `live` is told when the stream
+    /// has delivered its first value (true: what it delivered is current) and when it drops.
+    func stream(_ path: Path, query: Query?, reconnectMillis: (first: Int, cap: Int), live: @escaping (Bool) -> Void,
                 idle: () throws -> Bool, onChange: (_ value: Node, _ changedKeys: [String]?) throws -> Bool) throws
     /// Another handle on the same database with a connection of its own.
     func anotherConnection() -> OfflineRemote
@@ -47,12 +48,12 @@ extension OfflineRemote {
 extension RemoteDatabase: OfflineRemote {
     public var display: String { target.display }
 
-    public func stream(_ path: Path, reconnectMillis: (first: Int, cap: Int), live: @escaping (Bool) -> Void,
+    public func stream(_ path: Path, query: Query?, reconnectMillis: (first: Int, cap: Int), live: @escaping (Bool) -> Void,
                        idle: () throws -> Bool, onChange: (Node, [String]?) throws -> Bool) throws {
         self.reconnectMillis = reconnectMillis
         onStreamState = live
         defer { onStreamState = nil }
-        try observe(path, idle: idle, onChange: onChange)
+        try observe(path, query: query ?? Query(), idle: idle, onChange: onChange)
     }
 
     public func anotherConnection() -> OfflineRemote { sibling() }

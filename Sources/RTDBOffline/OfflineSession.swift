@@ -22,15 +22,26 @@ extension OfflineDatabase: SessionHost {
 
 final class ClientSideSession: HeldSession {
     let db: OfflineDatabase
+    /// The id of its rows in the cache file.
+    let id: String
 
-    init(_ db: OfflineDatabase) { self.db = db }
+    init(_ db: OfflineDatabase) {
+        self.db = db
+        id = db.cache.db.newPushKey()
+    }
+
+    /// Through its rows in the cache file, as on the embedded file: they are what is queued
+    /// when the session ends.
+    func change(_ change: DisconnectChange) throws {
+        try db.cache.db.changeSession(id, change)
+    }
 
     func hold(_ steps: [SessionStep], events: (SessionEvent) throws -> Void, started: () throws -> Void,
               keepGoing: (Int) throws -> Bool) throws {
         var pushIDs = PushIDGenerator()
         let (operations, writes) = SessionStep.plan(steps, newKey: { pushIDs.next(now: db.estimatedServerTime()) })
         let principal = db.principal
-        let session = try db.cache.db.beginSession(operations) { t, id in
+        let session = try db.cache.db.beginSession(operations, id: id) { t, id in
             let p = try t.connection.statement("INSERT INTO cache_session_principals(session_id, principal) VALUES(?1, ?2)")
             p.bind(1, text: id)
             p.bind(2, text: principal)

@@ -8,7 +8,9 @@ import RTDBCore
 /// rejection, or a catch-up after a reconnection. Views say whether they are whole.
 ///
 /// Auto mode first shows what the cache knows, then streams the location, storing each
-/// `put`/`patch` into the server cache with the location's default query complete and active;
+/// `put`/`patch` into the server cache with the location's default query complete and active
+/// (a filtered query streams its window alone, stored as that query's children and keys, and
+/// while it is live the view reads those keys rather than an older whole copy);
 /// while the server cannot be reached it follows the cache file's commits and tries again after
 /// 1 s, ×1.3 per failure up to 30 s, jittered (0.7–1). Once connected, the stream reconnects by
 /// itself; the fresh value it sends replaces the cached one. `--offline` only follows the cache
@@ -29,26 +31,38 @@ extension OfflineDatabase {
                 try onChange(ObservedView(value: value, changedKeys: keys, complete: nil))
             }
         }
-        try CacheWatch(db: self, path: path, query: query).run(idle: idle, onChange: onChange)
+        if path.isPriority {
+            // A priority belongs to its node: the node is watched (and cached), its priority shown.
+            return try CacheWatch(db: self, path: path.node, query: Query(), sendsQueue: true).run(idle: idle) { view in
+                try onChange(ObservedView(value: view.value.priority, changedKeys: nil, complete: view.complete))
+            }
+        }
+        try CacheWatch(db: self, path: path, query: query, sendsQueue: true).run(idle: idle, onChange: onChange)
     }
 }
 
-/// One watch of the cache; `idle` and `onChange` are the caller's.
+/// One watch of the cache; `idle` and `onChange` are the caller's. `sendsQueue`: the watch
+/// sends queued writes as they appear and when it connects again (a kept stream of
+/// `sync --follow` leaves them to `sync`, which reports each).
 final class CacheWatch {
     let db: OfflineDatabase
     let cache: CacheStore
     let path: Path
     let query: Query
     let params: String
+    let sendsQueue: Bool
     /// The caller's `idle` or `onChange` said to end.
     private var stopped = false
+    /// A stream of the query's window is live: its tracked keys are current.
+    private var windowLive = false
 
-    init(db: OfflineDatabase, path: Path, query: Query) {
+    init(db: OfflineDatabase, path: Path, query: Query, sendsQueue: Bool) {
         self.db = db
         self.cache = db.cache
         self.path = path
         self.query = query
         self.params = TrackedParams.canonical(query)
+        self.sendsQueue = sendsQueue
     }
 
     func run(idle: () throws -> Bool, onChange: (ObservedView) throws -> Bool) throws {
@@ -62,14 +76,10 @@ final class CacheWatch {
             _ = try followCache(until: nil, idle: idle, onChange: onChange)
             return
         }
-        if params != TrackedParams.defaultParams {
-            // The stream carries the whole location: its default query is the one kept fresh.
-            try cache.activateQuery(path, params: TrackedParams.defaultParams, session: session.id)
-        }
         // What the cache knows shows at once, before the server answers (or does not).
         guard try refresh(onChange) else { return }
         // Queued writes go out on another connection: this one carries the stream.
-        let flusher = db.sibling()
+        let flusher = sendsQueue ? db.sibling() : nil
         var retry = OfflineDatabase.retryFirstMillis
         while !stopped {
             do {
@@ -84,41 +94,57 @@ final class CacheWatch {
         }
     }
 
-    /// Streams the location from the server, storing what it sends and showing the view's
-    /// changes; also shows other processes' queued writes as they commit. Throws
-    /// `unavailable`/`timeout` when the first connection fails; returns when the watch ends.
-    private func stream(session: String, flusher: OfflineDatabase, idle: () throws -> Bool,
+    /// Streams the location (a filtered query: its window) from the server, storing what it
+    /// sends and showing the view's changes; also shows other processes' queued writes as they
+    /// commit. Throws `unavailable`/`timeout` when the first connection fails; returns when the
+    /// watch ends.
+    private func stream(session: String, flusher: OfflineDatabase?, idle: () throws -> Bool,
                         onChange: (ObservedView) throws -> Bool) throws {
         var version = try cache.db.commitCounter()
         var fresh = true
-        // While the stream is live, reads of this location (any process) answer from the cache.
-        let live: (Bool) -> Void = { [cache, path] live in try? cache.markStream(session: session, path: path, streaming: live) }
-        try db.remote.stream(path, reconnectMillis: (Int(OfflineDatabase.retryFirstMillis), Int(OfflineDatabase.retryCapMillis)),
+        let window = params != TrackedParams.defaultParams
+        // While the stream is live, reads of this location (any process) answer from the cache;
+        // a window's stream keeps only the window fresh, so it marks nothing, and its view
+        // reads the window's own keys.
+        let live: (Bool) -> Void = { [cache, path, unowned self] live in
+            if window {
+                if !live { self.windowLive = false }
+            } else {
+                try? cache.markStream(session: session, path: path, streaming: live)
+            }
+        }
+        try db.remote.stream(path, query: window ? query : nil,
+                             reconnectMillis: (Int(OfflineDatabase.retryFirstMillis), Int(OfflineDatabase.retryCapMillis)),
                              live: live, idle: {
             guard try idle() else { stopped = true; return false }
             let now = try cache.db.commitCounter()
             if now != version {
                 version = now
                 if try !refresh(onChange) { return false }
-                if try cache.queuedCount() > 0 { _ = try? flusher.flush() }
+                if let flusher, try cache.queuedCount() > 0 { _ = try? flusher.flush() }
             }
             return true
         }) { value, keys in
             // The whole value comes first on each (re)connection (no keys): it replaces the
             // cached one; later events name the children they touch.
             let whole = fresh || keys == nil
-            if whole {
+            if window {
+                // A child that left the window may still be on the server: only the children
+                // in it are stored, and the keys say which they are.
+                let inside = whole ? value.children.map { (key: $0.key, value: $0.node) }
+                    : (keys ?? []).map { (key: $0, value: value.child($0)) }.filter { !$0.value.isNull }
+                try cache.storeServerChildren(path, inside)
+                try cache.trackQuery(path, params: params, complete: true, keys: query.window(of: value).map { $0.key })
+                windowLive = true
+            } else if whole {
                 try cache.storeServerAnswer(path, params: TrackedParams.defaultParams, value: value)
             } else if let keys {
                 try cache.storeServerChildren(path, keys.map { ($0, value.child($0)) })
             }
-            if params != TrackedParams.defaultParams {
-                try cache.trackQuery(path, params: params, complete: true, keys: query.window(of: value).map { $0.key })
-            }
             fresh = false
             guard try refresh(onChange) else { return false }
             // Connected again: send what was queued meanwhile.
-            if whole, try cache.queuedCount() > 0 { _ = try? flusher.flush() }
+            if whole, let flusher, try cache.queuedCount() > 0 { _ = try? flusher.flush() }
             return true
         }
     }
@@ -140,7 +166,7 @@ final class CacheWatch {
 
     /// Reads the view from the cache and passes it on. False when the watch is to end.
     private func refresh(_ onChange: (ObservedView) throws -> Bool) throws -> Bool {
-        let r = try cache.cachedRead(path, params: params, now: db.estimatedServerTime())
+        let r = try cache.cachedRead(path, params: params, now: db.estimatedServerTime(), rules: windowLive ? .ownWindowFirst : [])
         guard try onChange(ObservedView(value: r.value, changedKeys: nil, complete: r.complete)) else {
             stopped = true
             return false

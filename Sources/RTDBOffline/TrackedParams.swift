@@ -7,10 +7,10 @@ import RTDBWire
 /// text is the query's identity in `cache_tracked_queries` and `cache_keep`.
 public enum TrackedParams {
     /// The canonical params of a default query.
-    public static let defaultParams = "{}"
+    public static let defaultParams = CachedQuery.wholeLocation
 
     public static func canonical(_ query: Query?) -> String {
-        guard let query, query.start != nil || query.end != nil || query.limit != nil else {
+        guard let query, query.isFiltered else {
             return defaultParams
         }
         let params = RESTQuery.parameters(query).sorted { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }

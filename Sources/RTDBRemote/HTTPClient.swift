@@ -3,6 +3,8 @@ import RTDBNet
 import RTDBWire
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// Scheme, host and port: what one connection is made to.

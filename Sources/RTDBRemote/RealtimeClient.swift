@@ -3,6 +3,8 @@ import RTDBNet
 import RTDBWire
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// What the server pushed, or what happened to the connection.

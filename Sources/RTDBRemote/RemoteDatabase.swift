@@ -3,6 +3,8 @@ import RTDBNet
 import RTDBWire
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// The `Database` seam over Firebase's REST API and its Server-Sent Events streams
@@ -14,6 +16,11 @@ import Glibc
 /// Pushes use push IDs made here, so `push --lines` is one PATCH, all or nothing.
 /// Transactions use ETags: a read sends `X-Firebase-ETag: true` and remembers the tag, and
 /// `compareAndSet` sends the write with `if-match`; 412 brings the fresh value and tag.
+///
+/// Priorities travel as Firebase's REST API carries them: a written value that holds any goes
+/// out in the export form (`{".value":v,".priority":p}`, an object's `".priority"` key), and
+/// reads that must see them (a read a transaction starts from, a query, a stream) ask for
+/// `format=export`.
 public final class RemoteDatabase: Database {
     public let target: RemoteTarget
     /// Replaced when a fresh credential is fetched (`--auth-command`, offline flushing).
@@ -23,8 +30,9 @@ public final class RemoteDatabase: Database {
     let caFile: String?
     let clock: @Sendable () -> Int64
     var pushIDs: PushIDGenerator
-    /// The last value read or written with its ETag, for the next conditional write.
-    var tagged: (path: Path, value: Node, etag: String)?
+    /// The last value read or written (without priorities) with its ETag and its own priority
+    /// (nil when unknown: a 412 answer leaves priorities out), for the next conditional write.
+    var tagged: (path: Path, value: Node, etag: String, priority: Node?)?
     /// Seconds between the server's keep-alive events on a stream; silence for twice as long
     /// counts as a dropped connection.
     public var keepAliveSeconds: Double = 30
@@ -33,6 +41,8 @@ public final class RemoteDatabase: Database {
     /// Told when a `watch` stream has delivered its first value (true: the stream is live and
     /// what it delivered is current) and when that stream drops (false).
     public var onStreamState: ((Bool) -> Void)? = nil
+    /// Told once when a watch's stream is lost and once when it is back (`StreamNotices`).
+    public var onStreamNotice: ((StreamNotice) -> Void)? = nil
 
     /// `timeoutSeconds` bounds each request (0: no limit); `clock` gives milliseconds since the
     /// Unix epoch (push IDs, token lifetimes).
@@ -85,9 +95,11 @@ public final class RemoteDatabase: Database {
         return HTTPRequestSpec(method: method, target: target.requestTarget(path, all), headers: h, body: body, idempotent: idempotent)
     }
 
+    /// A value as a request body: in the export form when it holds priorities, so the server
+    /// stores them (data without any is written exactly as before, arrays as arrays).
     static func json(_ node: Node) -> [UInt8] {
         var b: [UInt8] = []
-        JSONWriter().write(node, into: &b)
+        JSONWriter(export: node.hasPriorities).write(node, into: &b)
         return b
     }
 
@@ -99,7 +111,7 @@ public final class RemoteDatabase: Database {
             if i > 0 { b.append(UInt8(ascii: ",")) }
             JSONWriter.appendString(e.key, to: &b)
             b.append(UInt8(ascii: ":"))
-            JSONWriter().write(e.node, into: &b)
+            JSONWriter(export: e.node.hasPriorities).write(e.node, into: &b)
         }
         b.append(UInt8(ascii: "}"))
         return b
@@ -169,11 +181,14 @@ public final class RemoteDatabase: Database {
 
     // MARK: Database
 
+    /// The value without priorities. It is read in the export form, so that a transaction
+    /// that starts from it can keep the node's priority (see `compareAndSet`).
     public func get(_ path: Path) throws -> Node {
-        let r = try send("GET", path, headers: [("X-Firebase-ETag", "true")], idempotent: true)
+        let r = try send("GET", path, params: [("format", "export")], headers: [("X-Firebase-ETag", "true")], idempotent: true)
         let v = try value(r, "a read of \(path)")
-        if let tag = r.header("etag") { tagged = (path, v, tag) }
-        return v
+        let data = v.withoutPriorities
+        if let tag = r.header("etag") { tagged = (path, data, tag, v.priority) }
+        return data
     }
 
     /// The value with its priorities (Firebase's `format=export`).
@@ -186,7 +201,8 @@ public final class RemoteDatabase: Database {
     }
 
     public func query(_ path: Path, _ query: Query) throws -> [Node.Entry] {
-        let r = try send("GET", path, params: RESTQuery.parameters(query), idempotent: true)
+        // With priorities (export), which a priority order needs and the seam promises.
+        let r = try send("GET", path, params: RESTQuery.parameters(query) + [("format", "export")], idempotent: true)
         // The server's object is unordered JSON: put it back in query order (and window).
         return query.window(of: try value(r, "a query of \(path)"))
     }
@@ -223,35 +239,39 @@ public final class RemoteDatabase: Database {
         return items.map { Node.Entry($0.key, byKey[$0.key] ?? $0.node) }
     }
 
+    /// As on the embedded file, the node keeps its priority unless `value` carries one: the
+    /// priority read with the ETag goes out with the value (a 412 answer has none, so the next
+    /// attempt reads it again unless `value` brings its own).
     public func compareAndSet(_ path: Path, expected: Node, value: Node) throws -> CompareAndSetResult {
-        var etag: String
-        if let t = tagged, t.path.same(as: path), t.value.same(as: expected) {
-            etag = t.etag
+        var tag: (etag: String, priority: Node?)
+        if let t = tagged, t.path.same(as: path), t.value.same(as: expected.withoutPriorities),
+           t.priority != nil || !value.priority.isNull {
+            tag = (t.etag, t.priority)
         } else {
             tagged = nil
             let current = try get(path)
             guard let t = tagged, t.path.same(as: path) else {
                 throw RTDBError(.unsupported, "\(target.display) does not support ETags (X-Firebase-ETag), which transactions need")
             }
-            if !current.same(as: expected) { return .stale(current: current) }
-            etag = t.etag
+            if !current.same(as: expected.withoutPriorities) { return .stale(current: current) }
+            tag = (t.etag, t.priority)
         }
         tagged = nil
-        let r = try send("PUT", path, headers: [("if-match", etag)], body: RemoteDatabase.json(value), idempotent: false)
+        let sent = value.priority.isNull ? value.withPriority(tag.priority ?? .null) : value
+        let r = try send("PUT", path, headers: [("if-match", tag.etag)], body: RemoteDatabase.json(sent), idempotent: false)
         if r.status == 412 {
             let fresh: Node
             do { fresh = try JSONReader.parse(r.body) } catch {
                 throw RTDBError(.unavailable, "\(target.display) answered a stale transaction with a body that is not JSON")
             }
-            guard let tag = r.header("etag") else {
+            guard let etag = r.header("etag") else {
                 throw RTDBError(.unavailable, "\(target.display) answered a stale transaction without an ETag")
             }
-            etag = tag
-            tagged = (path, fresh, tag)
+            tagged = (path, fresh, etag, nil)
             return .stale(current: fresh)
         }
         let stored = try self.value(r, "a transaction at \(path)")
-        if let tag = r.header("etag") { tagged = (path, stored, tag) }
+        if let etag = r.header("etag") { tagged = (path, stored.withoutPriorities, etag, sent.priority) }
         return .committed(stored)
     }
 
@@ -262,7 +282,16 @@ public final class RemoteDatabase: Database {
 
     public func observe(_ path: Path, idle: () throws -> Bool,
                         onChange: (_ value: Node, _ changedKeys: [String]?) throws -> Bool) throws {
-        var stream = RemoteStream(db: self, path: path)
+        var stream = RemoteStream(db: self, path: path, query: nil)
+        try stream.run(idle: idle, onChange: onChange)
+    }
+
+    /// A query with a range or a limit is asked of the server, as the SDKs' listens ask for
+    /// theirs: the stream carries the window alone (rules that look at `query.*` judge it as
+    /// they judge the same `query`), and the values passed hold only the window's children.
+    public func observe(_ path: Path, query: Query, idle: () throws -> Bool,
+                        onChange: (_ value: Node, _ changedKeys: [String]?) throws -> Bool) throws {
+        var stream = RemoteStream(db: self, path: path, query: query.isFiltered ? query : nil)
         try stream.run(idle: idle, onChange: onChange)
     }
 }

@@ -29,11 +29,40 @@ final class RealtimeHeldSession: HeldSession {
     /// does not end it (the command goes on), it only leaves nobody holding the operations.
     let lastsWhileCommandRuns: Bool
     var pushIDs = PushIDGenerator()
+    /// This process's name for the session, the same across reconnections (the server gives
+    /// each connection an id of its own).
+    let id: String
+    /// Changes made while the session lives (`change`), in order: every reconnection registers
+    /// them again after the session's own operations, so the server holds what was asked last.
+    var changes: [DisconnectChange] = []
 
     init(_ remote: RemoteDatabase, lastsWhileCommandRuns: Bool) {
         self.remote = remote
         self.client = remote.realtimeClient()
         self.lastsWhileCommandRuns = lastsWhileCommandRuns
+        id = pushIDs.next(now: RemoteDatabase.wallClock())
+    }
+
+    /// Sent on the live connection and answered by the server before it counts; refused at
+    /// once while the session is between connections (its reconnection would otherwise have to
+    /// guess whether the server took it).
+    func change(_ change: DisconnectChange) throws {
+        guard client.connected else {
+            throw RTDBError(.unavailable, "session \(id) is not connected to \(remote.target.display) right now "
+                            + "(it reconnects by itself); nothing was changed")
+        }
+        try send(change)
+        changes.append(change)
+    }
+
+    /// One change as the realtime protocol's request: `o`, `om` or `oc`.
+    func send(_ change: DisconnectChange) throws {
+        switch change {
+        case .register(.set(let p, let v)): try client.onDisconnectPut(p, v)
+        case .register(.remove(let p)): try client.onDisconnectPut(p, .null)
+        case .register(.update(let p, let entries)): try client.onDisconnectMerge(p, entries)
+        case .cancel(let p): try client.onDisconnectCancel(p)
+        }
     }
 
     /// A key made with the server's clock as the last handshake gave it.
@@ -135,24 +164,27 @@ final class RealtimeHeldSession: HeldSession {
     /// already made (the presence child goes).
     func register(_ steps: [SessionStep], events: (SessionEvent) throws -> Void) throws {
         let (operations, writes) = SessionStep.plan(steps, newKey: newKey)
-        var lines: [SessionEvent] = [.connected(session: client.sessionID ?? "")]
+        var lines: [SessionEvent] = [.connected(session: id)]
         var done: [Path] = []
+        var wrote = false
         do {
             for op in operations {
-                switch op {
-                case .set(let p, let v): try client.onDisconnectPut(p, v)
-                case .remove(let p): try client.onDisconnectPut(p, .null)
-                case .update(let p, let entries): try client.onDisconnectMerge(p, entries)
-                }
+                try send(.register(op))
                 done.append(op.path)
                 lines.append(.registered(op))
             }
+            // What was changed while the session lived comes after its own operations, as it did.
+            for c in changes {
+                try send(c)
+                if case .register(let op) = c { done.append(op.path) }
+            }
             for (p, v) in writes {
+                wrote = true
                 try client.put(p, v)
                 lines.append(.set(p, v, queued: nil))
             }
         } catch let e as RTDBError where e.code != .unavailable && e.code != .timeout {
-            if lines.count == 1 + done.count {   // no on-connect write made yet
+            if !wrote {   // no on-connect write made yet
                 for p in done { try? client.onDisconnectCancel(p) }
             }
             throw e

@@ -3,16 +3,21 @@ import RTDBNet
 import RTDBWire
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
-/// `observe` over a REST event stream (firebase-semantics §9, issue item 6).
+/// `observe` over a REST event stream (firebase-semantics §9).
 ///
-/// Invariant: `local` is the value at the watched path as the events received so far describe
-/// it. Every `put` and `patch` is applied to it and the result handed to `onChange`, which
-/// diffs it against the previous one with Core's event generator, so the command prints
-/// exactly what the embedded target prints for the same changes. The whole location is
-/// streamed (query windows are computed locally from it), so a window needs no server-side
-/// support and behaves the same on every target.
+/// Invariant: `local` is the value at the streamed location as the events received so far
+/// describe it. Every `put` and `patch` is applied to it and the result handed to `onChange`,
+/// which diffs it against the previous one with Core's event generator, so the command prints
+/// exactly what the embedded target prints for the same changes. The stream asks for
+/// `format=export`, so values carry their priorities (a priority order and a priority change
+/// show as they do on the file). With a filtered `query` the request carries its parameters
+/// and the server sends the window alone (children leaving it come as `null`), which the
+/// event generator windows again to the same children. A `…/.priority` path streams its node
+/// and passes on the node's priority.
 ///
 /// On a dropped connection, a `cancel`, a stream silent for twice the keep-alive interval, or
 /// a malformed event, the stream reconnects after a capped, jittered pause; the fresh first
@@ -21,14 +26,27 @@ import Glibc
 /// `permission_denied`. A first connection that fails is an error; later failures are retried.
 struct RemoteStream {
     let db: RemoteDatabase
+    /// The watched path (possibly a `…/.priority`).
     let path: Path
+    /// The location whose value `local` is: `path`, or the node of a priority path.
+    let location: Path
+    /// The request's parameters: `format=export`, and a filtered query's own.
+    let params: [(name: String, value: String)]
     var local: Node = .null
     var delivered = false
 
-    init(db: RemoteDatabase, path: Path) {
+    /// `query`, when given, must be filtered (`Query.isFiltered`); a priority path takes none.
+    init(db: RemoteDatabase, path: Path, query: Query?) {
         self.db = db
         self.path = path
+        location = path.node
+        var params: [(name: String, value: String)] = [("format", "export")]
+        if let query, !path.isPriority { params = RESTQuery.parameters(query) + params }
+        self.params = params
     }
+
+    /// What `onChange` gets: the location's value, or the node's priority for a priority path.
+    var delivery: Node { path.isPriority ? local.priority : local }
 
     enum Change {
         case put(Path, Node)
@@ -40,6 +58,9 @@ struct RemoteStream {
         var failures = 0
         var refresh = false
         var refreshed = false
+        // Said once when a synchronised stream is lost and once when it is back, not per attempt.
+        var lost = false
+        var why = "the stream ended"
         let silence = Int64(db.keepAliveSeconds * 2000)
         while true {
             if failures > 0 {
@@ -47,7 +68,8 @@ struct RemoteStream {
             }
             let head: HTTPResponseHead
             do {
-                let spec = try db.spec("GET", path, headers: [("Accept", "text/event-stream"), ("Cache-Control", "no-cache")],
+                let spec = try db.spec("GET", location, params: params,
+                                       headers: [("Accept", "text/event-stream"), ("Cache-Control", "no-cache")],
                                        idempotent: true, refresh: refresh)
                 refresh = false
                 head = try db.client.openStream(spec)
@@ -77,22 +99,23 @@ struct RemoteStream {
             reading: while true {
                 guard try idle() else { return }
                 let chunk: HTTPClient.StreamRead
-                do { chunk = try db.client.readBody(timeoutMillis: 100) } catch { break reading }
+                do { chunk = try db.client.readBody(timeoutMillis: 100) } catch { why = "the connection failed"; break reading }
                 let events: [SSEDecoder.Event]
                 switch chunk {
                 case .ended:
+                    why = "the server closed the stream"
                     break reading
                 case .idle:
-                    if monotonicMillis() - heard > silence { break reading }
+                    if monotonicMillis() - heard > silence { why = "nothing arrived for \(silence / 1000) s"; break reading }
                     continue
                 case .bytes(let b):
                     heard = monotonicMillis()
-                    do { events = try decoder.feed(b) } catch { break reading }
+                    do { events = try decoder.feed(b) } catch { why = "the stream was malformed"; break reading }
                 }
                 for e in events {
                     switch e.event {
                     case "put", "patch":
-                        guard let change = RemoteStream.parse(e) else { break reading }
+                        guard let change = RemoteStream.parse(e) else { why = "the stream sent a malformed event"; break reading }
                         let keys = apply(change)
                         let first = !synced
                         if !synced {
@@ -101,16 +124,22 @@ struct RemoteStream {
                             refreshed = false
                         }
                         delivered = true
-                        if try !onChange(local, keys) { return }
+                        if try !onChange(delivery, path.isPriority ? nil : keys) { return }
                         if first { db.onStreamState?(true) }
+                        if first && lost {
+                            lost = false
+                            db.onStreamNotice?(.restored)
+                        }
                     case "auth_revoked":
                         guard case .serviceAccount = db.credential else {
                             db.client.disconnect()
                             throw RTDBError(.permissionDenied, "\(db.target.display) revoked the credential of the watch of \(path)")
                         }
                         refresh = true
+                        why = "the credential was revoked"
                         break reading
                     case "cancel":
+                        why = "the server cancelled the stream"
                         break reading
                     default:
                         continue   // keep-alive, and anything newer than this client
@@ -119,23 +148,28 @@ struct RemoteStream {
             }
             db.client.disconnect()
             if synced { db.onStreamState?(false) }
+            if synced && !lost {
+                lost = true
+                db.onStreamNotice?(.lost(why))
+            }
             failures += 1
         }
     }
 
-    /// Applies a change to `local`; returns the child keys it may have touched (nil: any).
+    /// Applies a change to `local`; returns the child keys it may have touched (nil: any, as
+    /// when the location's own priority changes).
     mutating func apply(_ change: Change) -> [String]? {
         switch change {
         case .put(let p, let data):
             local = local.setting(p, to: data)
-            return p.keys.first.map { [$0] }
+            return p.node.isRoot ? nil : p.keys.first.map { [$0] }
         case .patch(let p, let entries):
-            var keys: [String] = []
+            var keys: [String]? = []
             for e in entries {
                 guard let rel = try? Path(e.key) else { continue }
                 let full = p.appending(rel)
                 local = local.setting(full, to: e.node)
-                if let k = full.keys.first, !keys.contains(k) { keys.append(k) }
+                if full.node.isRoot { keys = nil } else if let k = full.keys.first, keys?.contains(k) == false { keys?.append(k) }
             }
             return p.isRoot ? keys : p.keys.first.map { [$0] }
         }

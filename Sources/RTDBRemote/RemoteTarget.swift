@@ -6,7 +6,10 @@ import RTDBWire
 /// * `https://NS.firebaseio.com` and `https://NS.REGION.firebasedatabase.app` (production; the
 ///   namespace is the first label of the host);
 /// * `http(s)://HOST[:PORT]?ns=NS` (the Firebase emulator or `rtdb serve`; `ns` is sent with
-///   every request).
+///   every request). Without `?ns=` such a URL (plain http, or one that names its port, as the
+///   line `rtdb serve` prints does) takes the namespace the server would pick for a request
+///   without one (`DefaultNamespace`), and sends it; an https URL without a port that is not a
+///   Firebase host is refused, as a mistyped production URL more likely than an emulator.
 /// A trailing `/` is allowed; a path, a fragment, user information or another query parameter
 /// is refused, since the database path is the command's own argument. With
 /// `FIREBASE_DATABASE_EMULATOR_HOST=HOST:PORT`, a production URL is redirected to that emulator
@@ -19,13 +22,40 @@ public struct RemoteTarget: Sendable, Equatable {
     public var namespace: String
     /// Emulator-style addressing: `ns=` on every request, `Bearer owner` over plain http.
     public var emulator: Bool
+    /// Where `namespace` came from, for messages (`-v`); not part of the target's identity.
+    public var namespaceSource: NamespaceSource
 
-    public init(secure: Bool, host: String, port: Int, namespace: String, emulator: Bool) {
+    /// Where a target's namespace came from.
+    public enum NamespaceSource: Sendable {
+        /// `?ns=NAME` in the URL.
+        case parameter
+        /// A production host's first label (also when redirected to an emulator).
+        case productionHost
+        /// None in the URL: the server's default for this host (`DefaultNamespace`).
+        case serverDefault
+
+        /// For a sentence, in parentheses after the namespace: "from ?ns= in the URL", ….
+        public var explanation: String {
+            switch self {
+            case .parameter: return "from ?ns= in the URL"
+            case .productionHost: return "the database name that starts the host name"
+            case .serverDefault: return "the URL names none: the server's default for this host, as rtdb serve and the emulator pick it"
+            }
+        }
+    }
+
+    public init(secure: Bool, host: String, port: Int, namespace: String, emulator: Bool,
+                namespaceSource: NamespaceSource = .parameter) {
         self.secure = secure
         self.host = host
         self.port = port
         self.namespace = namespace
         self.emulator = emulator
+        self.namespaceSource = namespaceSource
+    }
+
+    public static func == (a: RemoteTarget, b: RemoteTarget) -> Bool {
+        a.secure == b.secure && a.host == b.host && a.port == b.port && a.namespace == b.namespace && a.emulator == b.emulator
     }
 
     /// The `Host` header value.
@@ -62,7 +92,7 @@ public struct RemoteTarget: Sendable, Equatable {
     public static func parse(_ url: String, emulatorHost: String? = nil) throws -> RemoteTarget {
         func bad(_ why: String) -> RTDBError {
             RTDBError(.usage, "--url \(Limits.quote(redacted(url))): \(why); expected https://NAME.firebaseio.com, "
-                + "https://NAME.REGION.firebasedatabase.app or http://HOST:PORT?ns=NAME")
+                + "https://NAME.REGION.firebasedatabase.app or http://HOST:PORT[?ns=NAME]")
         }
         let lower = ascii(lowercased: url)
         let secure: Bool
@@ -114,10 +144,16 @@ public struct RemoteTarget: Sendable, Equatable {
             if let emulatorHost {
                 return try emulated(emulatorHost, namespace: ns)
             }
-            return RemoteTarget(secure: true, host: hostLower, port: port, namespace: ns, emulator: false)
+            return RemoteTarget(secure: true, host: hostLower, port: port, namespace: ns, emulator: false, namespaceSource: .productionHost)
         }
-        guard let ns = namespace else { throw bad("an emulator or rtdb serve URL needs ?ns=NAME") }
-        return RemoteTarget(secure: secure, host: host, port: port, namespace: ns, emulator: true)
+        if let ns = namespace {
+            return RemoteTarget(secure: secure, host: host, port: port, namespace: ns, emulator: true)
+        }
+        guard !secure || explicitPort != nil else {
+            throw bad("not a Firebase database's URL; an emulator or rtdb serve URL names its port (https://HOST:PORT)")
+        }
+        return RemoteTarget(secure: secure, host: host, port: port, namespace: DefaultNamespace.forHost(host), emulator: true,
+                            namespaceSource: .serverDefault)
     }
 
     /// The emulator a production URL is redirected to by `FIREBASE_DATABASE_EMULATOR_HOST`.
@@ -128,7 +164,7 @@ public struct RemoteTarget: Sendable, Equatable {
         if value.contains("/") || value.contains("?") || value.contains("@") { throw bad("give HOST:PORT without a scheme or path") }
         let (host, port) = try splitHostPort(value, bad)
         guard let port else { throw bad("the port is missing") }
-        return RemoteTarget(secure: false, host: host, port: port, namespace: namespace, emulator: true)
+        return RemoteTarget(secure: false, host: host, port: port, namespace: namespace, emulator: true, namespaceSource: .productionHost)
     }
 
     static func splitHostPort(_ authority: String, _ bad: (String) -> RTDBError) throws -> (String, Int?) {

@@ -3,6 +3,8 @@ import RTDBNet
 import RTDBWire
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// The fields of a Google service-account key file that minting a token needs.

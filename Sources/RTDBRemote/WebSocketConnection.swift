@@ -3,6 +3,8 @@ import RTDBNet
 import RTDBWire
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// One client WebSocket carrying Firebase realtime messages (realtime-protocol §1, §2): the

@@ -1,6 +1,10 @@
 import RTDBCore
 import RTDBNet
+#if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// What `rtdb serve` was asked for, as its command parsed it, and the one way to start a server
 /// from it: the command deals in options and files, never in sockets, TLS or the engine.

@@ -3,7 +3,11 @@ import RTDBEngine
 import RTDBNet
 import RTDBRules
 import RTDBWire
+#if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// `rtdb serve`: one thread, one event loop (RTDBNet's EventLoop), owning every socket.
 ///
@@ -74,7 +78,7 @@ public final class Server {
         stopPipe = (fds[0], fds[1])
         watch = watchFolder.flatMap { try? FolderWatch(folder: $0) }
         let reserve = Server.reservedDescriptors(openFiles: namespaces.maxOpenFiles)
-        let limit = raiseDescriptorLimit(to: options.maxConnections + reserve)
+        let limit = raiseOpenFileLimit(to: options.maxConnections + reserve)
         maxConnections = Server.connectionCap(options.maxConnections, descriptorLimit: limit, reserve: reserve)
         rest.onRulesChanged = { [unowned self] ns in
             self.core.recheck()
@@ -264,18 +268,4 @@ public final class Server {
         // Answers already owed (a committed write's included) go out before the sockets close.
         core.closeAll(within: 3_000) { loop.pause(millis: $0) }
     }
-}
-
-/// Raises the soft descriptor limit towards `wanted` (as far as the hard limit allows);
-/// returns the soft limit in force afterwards.
-private func raiseDescriptorLimit(to wanted: Int) -> Int {
-    var rl = rlimit()
-    guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &rl) == 0 else { return wanted }
-    let want = rlim_t(wanted)
-    if rl.rlim_cur < want {
-        var raised = rl
-        raised.rlim_cur = min(want, rl.rlim_max)
-        if setrlimit(Int32(RLIMIT_NOFILE.rawValue), &raised) == 0 { rl = raised }
-    }
-    return rl.rlim_cur >= rlim_t(Int.max) ? Int.max : Int(rl.rlim_cur)
 }

@@ -1,7 +1,11 @@
 import RTDBCore
 import RTDBNet
 import RTDBWire
+#if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// The server's stderr lines, one JSON object each: a line per request with `--log`, and the
 /// events worth telling whatever the options (errors, refused onDisconnect writes).

@@ -1,6 +1,10 @@
 import RTDBCore
 import RTDBEngine
+#if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// Where each namespace lives. Without a data folder every namespace is the one database file;
 /// with one, namespace NS is the file `DIR/NS.db`, created by its first write (the emulator's

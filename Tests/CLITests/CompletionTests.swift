@@ -92,6 +92,9 @@ final class CompletionFixture {
             CompletionCase(line: "rtdb --db=\(otherDB) get /o", expected: ["/orders", "/other"], absent: ["/posts"], nospace: true),
             CompletionCase(line: "rtdb get --db \(otherDB) /us", expected: ["/users2"], absent: ["/users", "/usage"], nospace: true),
             CompletionCase(line: "rtdb --db \(otherDB) query /p", expected: [], absent: ["/posts"]),
+            CompletionCase(line: "rtdb help op", expected: ["options"]),
+            CompletionCase(line: "rtdb on-disconnect ", expected: ["set", "update", "remove", "cancel"], absent: ["/users"]),
+            CompletionCase(line: "rtdb on-disconnect set /us", expected: ["/usage", "/users"], absent: ["/posts"], nospace: true),
         ]
         for c in visible {
             // Every option of the command and every global option; none of another command's.

@@ -70,6 +70,22 @@ struct DocsAgreementTests {
         }
     }
 
+    @Test("rtdb --version, the README and the man page name the same release and schema")
+    func versionAgrees() throws {
+        let r = try run(try Package.rtdb(), ["--version"])
+        #expect(r.status == 0)
+        let line = r.stdout.trimmingCharacters(in: .newlines)
+        #expect(line == "rtdb \(Registry.version) (database schema \(Registry.schemaVersion))", "\(line)")
+        let readme = try Package.text("README.md").replacingOccurrences(of: "\n", with: " ")
+        let quoted = readme.contains("`rtdb --version` prints `\(line)`")
+        #expect(quoted, "the README does not quote \(line)")
+        let schema = readme.contains("schema version \(Registry.schemaVersion)")
+        #expect(schema, "the README does not name schema version \(Registry.schemaVersion)")
+        let man = try Package.text("man/rtdb.1")
+        let inMan = man.contains(".Ql \(line) .")
+        #expect(inMan, "the man page does not quote \(line)")
+    }
+
     @Test("the README says where `man rtdb` works")
     func manLine() throws {
         let readme = try Package.text("README.md").replacingOccurrences(of: "\n", with: " ")

@@ -21,7 +21,9 @@ enum Package {
         if let dir = ProcessInfo.processInfo.environment["RTDB_TEST_BIN_DIR"] {
             candidates.append(URL(fileURLWithPath: dir))
         }
+        #if os(Linux)
         candidates.append(URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent())
+        #endif
         candidates.append(Bundle.main.bundleURL)
         candidates.append(Bundle.main.bundleURL.deletingLastPathComponent())
         for bundle in Bundle.allBundles where bundle.bundleURL.pathExtension == "xctest" {

@@ -67,7 +67,8 @@ import Testing
         let sb = Sandbox()
         let r = sb.rtdb("--version")
         #expect(r.status == 0 && r.stderr.isEmpty, "\(r)")
-        #expect(r.stdout.range(of: #"^rtdb [0-9]+\.[0-9]+\.[0-9]+\S*\n$"#, options: .regularExpression) != nil, "\(r)")
+        // The release and the schema of the files it writes (the README names both).
+        #expect(r.stdout.range(of: #"^rtdb [0-9]+\.[0-9]+\.[0-9]+\S* \(database schema [0-9]+\)\n$"#, options: .regularExpression) != nil, "\(r)")
         expectOK(sb.rtdb("get", "--version"), r.stdout)
     }
 

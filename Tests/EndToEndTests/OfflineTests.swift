@@ -2,6 +2,8 @@ import Foundation
 import Testing
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// `rtdb serve` on a port that survives restarts: started on a free port, killed with
@@ -166,13 +168,32 @@ func mockToken(sub: String, exp: Int64) -> String {
         let q4 = r(srv, ["query", "/scores", "--order-by-value", "--limit-to-last", "4"])
         #expect(lines(q4).compactMap { $0["key"] as? String } == ["triceratops", "bruhathkayosaurus", "linhenykus", "pterodactyl"], "\(q4)")
         srv.kill9()
+        // limitToLast(2) lies inside the cached limitToLast(4) of the same order: answered whole
+        // (--partial too, with status 0).
         let q2 = r(srv, ["query", "/scores", "--order-by-value", "--limit-to-last", "2"])
-        expectError(q2, status: 6, code: "unavailable")
-        #expect(q2.stdout.isEmpty)
-        let partial = r(srv, ["query", "/scores", "--order-by-value", "--limit-to-last", "2", "--partial"])
+        #expect(q2.status == 0, "\(q2)")
+        #expect(lines(q2).compactMap { $0["key"] as? String } == ["linhenykus", "pterodactyl"])
+        let whole = r(srv, ["query", "/scores", "--order-by-value", "--limit-to-last", "2", "--partial"])
+        #expect(whole.status == 0 && whole.stdout == q2.stdout, "\(whole)")
+        // limitToLast(6) reaches past it: no stdout, 6; with --partial the known four, 10.
+        let q6 = r(srv, ["query", "/scores", "--order-by-value", "--limit-to-last", "6"])
+        expectError(q6, status: 6, code: "unavailable")
+        #expect(q6.stdout.isEmpty)
+        let partial = r(srv, ["query", "/scores", "--order-by-value", "--limit-to-last", "6", "--partial"])
         #expect(partial.status == 10, "\(partial)")
-        #expect(lines(partial).compactMap { $0["key"] as? String } == ["linhenykus", "pterodactyl"])
+        #expect(lines(partial).compactMap { $0["key"] as? String } == ["triceratops", "bruhathkayosaurus", "linhenykus", "pterodactyl"])
         #expect(partial.stderr.contains("incomplete"))
+        // Another order knows nothing of that window.
+        expectError(r(srv, ["query", "/scores", "--order-by-key", "--limit-to-last", "2"]), status: 6, code: "unavailable")
+        // A range inside a cached range, offline.
+        #expect(r(srv, ["--offline", "query", "/scores", "--order-by-value", "--start-at", "50"]).status == 0)
+        #expect(srv.start())
+        #expect(r(srv, ["query", "/scores", "--order-by-value", "--start-at", "10", "--end-at", "60"]).status == 0)
+        srv.kill9()
+        let range = r(srv, ["query", "/scores", "--order-by-value", "--start-at", "20", "--end-at", "56"])
+        #expect(range.status == 0, "\(range)")
+        #expect(lines(range).compactMap { $0["key"] as? String } == ["lambeosaurus", "triceratops", "bruhathkayosaurus"])
+        expectError(r(srv, ["query", "/scores", "--order-by-value", "--start-at", "20", "--end-at", "70"]), status: 6, code: "unavailable")
         let again = r(srv, ["query", "/scores", "--order-by-value", "--limit-to-last", "4"])
         #expect(again.status == 0, "\(again)")
         #expect(lines(again).count == 4)

@@ -2,6 +2,8 @@ import Foundation
 import Testing
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// The JSON lines a background child printed so far (complete lines only).
@@ -296,6 +298,11 @@ private func printed(_ c: Child) -> [String] {
         let paths = lines(pruned).compactMap { $0["path"] as? String }
         #expect(!paths.isEmpty && !paths.contains("/big/0") && !paths.contains("/big/29"), "\(pruned)")
         #expect(paths.first == "/big/1", "the least recently used go first: \(paths)")
+        // Then what went, in all.
+        let done = try #require(lines(pruned).last)
+        #expect(done["event"] as? String == "prune_done" && done["queries"] as? Int == paths.count, "\(pruned)")
+        #expect((done["bytes_before"] as? Int ?? 0) > 1_048_576 && (done["bytes_after"] as? Int ?? .max) <= 1_048_576
+                && done["limit"] as? Int == 1_048_576, "\(pruned)")
         srv.kill9()
         #expect(r(srv, ["--offline", "get", "/big/0"]).status == 0)
         #expect(r(srv, ["--offline", "get", "/big/29"]).status == 0)
@@ -307,7 +314,11 @@ private func printed(_ c: Child) -> [String] {
         // ls marks the kept query.
         let ls = lines(r(srv, ["cache", "ls"]))
         #expect(ls.contains { $0["path"] as? String == "/big/0" && $0["kept"] as? Bool == true }, "\(ls)")
-        #expect(r(srv, size + ["cache", "prune", "--vacuum"]).status == 0)
+        // Within the limit nothing goes, and it says so.
+        let again = r(srv, size + ["cache", "prune", "--vacuum"])
+        #expect(again.status == 0)
+        #expect(lines(again).count == 1 && lines(again).first?["event"] as? String == "prune_done"
+                && lines(again).first?["queries"] as? Int == 0, "\(again)")
     }
 
     @Test func theAutomaticCheckPurgesAfterALargeStoreButNeverAKeptQuery() throws {

@@ -4,6 +4,8 @@ import RTDBCore
 import RTDBRemote
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// The realtime (WebSocket) client against a real `rtdb serve`, over ws and wss.
@@ -226,7 +228,7 @@ import Glibc
         try c.put(try Path("/presence/u1"), .string("online"))
         try c.onDisconnectPut(try Path("/presence/u1"), .string("offline"))
         try c.onDisconnectMerge(try Path("/presence"), [(try Path("last/u1"), node(#"{".sv":"timestamp"}"#))])
-        _ = "registered\n".withCString { Glibc.write(1, $0, strlen($0)) }
+        _ = "registered\n".withCString { write(1, $0, strlen($0)) }
         _ = try c.nextEvent(timeoutMillis: 60_000)
         sleep(60)
     }

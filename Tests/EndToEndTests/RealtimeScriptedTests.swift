@@ -4,6 +4,8 @@ import RTDBCore
 import RTDBRemote
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// A scripted realtime server (python3, standard library only) for what `rtdb serve` never

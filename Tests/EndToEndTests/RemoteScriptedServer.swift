@@ -2,6 +2,8 @@ import Foundation
 import Testing
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 // rtdb --url: every command against `rtdb serve` over http, and the client's handling of

@@ -2,6 +2,8 @@ import Foundation
 import Testing
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// The same script, the same output: one scripted session of every command (bad input and a

@@ -3,6 +3,8 @@ import Testing
 import RTDBNet
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// `rtdb serve --tls-cert/--tls-key`: https with a private CA the test makes with the openssl
@@ -254,6 +256,7 @@ import Glibc
         #expect(curl(s, ["--cacert", dir + "/ca.pem", url + "/x.json?auth=s3cret"]).code == "200")
     }
 
+    #if os(Linux)
     /// What a process has mapped, from /proc/PID/maps.
     func mapped(_ pid: pid_t) -> String {
         (try? String(contentsOfFile: "/proc/\(pid)/maps", encoding: .utf8)) ?? ""
@@ -285,4 +288,5 @@ import Glibc
         #expect(get.stderr.contains("calling init"), "LD_DEBUG gave no account: \(get.stderr.prefix(300))")
         #expect(!get.stderr.contains("libssl") && !get.stderr.contains("libcrypto"))
     }
+    #endif
 }

@@ -2,6 +2,8 @@ import Foundation
 import Testing
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// `rtdb session` on the embedded file: writes registered to run when the session ends, run by

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import RTDBNet
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -31,9 +32,11 @@ enum Binary {
         dirs.append(Bundle.main.bundlePath)
         if let exe = Bundle.main.executablePath { dirs.append((exe as NSString).deletingLastPathComponent) }
         if let arg0 = CommandLine.arguments.first { dirs.append((absolute(arg0) as NSString).deletingLastPathComponent) }
+        #if os(Linux)
         if let exe = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
             dirs.append((exe as NSString).deletingLastPathComponent)
         }
+        #endif
         for d in dirs {
             let candidate = d + "/rtdb"
             var isDir: ObjCBool = false
@@ -131,14 +134,14 @@ enum Spawn {
     /// Starts `argv` (argv[0] an absolute path or a name on PATH) with the given descriptors as
     /// its stdin, stdout and stderr, in a new process group. Returns the pid, or nil.
     static func start(_ argv: [String], env: [String: String], stdin: Int32, stdout: Int32, stderr: Int32) -> pid_t? {
-        var actions = posix_spawn_file_actions_t()
+        var actions = emptySpawnFileActions()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_adddup2(&actions, stdin, 0)
         posix_spawn_file_actions_adddup2(&actions, stdout, 1)
         posix_spawn_file_actions_adddup2(&actions, stderr, 2)
 
-        var attr = posix_spawnattr_t()
+        var attr = emptySpawnAttributes()
         posix_spawnattr_init(&attr)
         defer { posix_spawnattr_destroy(&attr) }
         var defaults = sigset_t()
@@ -352,6 +355,9 @@ final class Sandbox {
         e["XDG_DATA_HOME"] = dir + "/xdg"
         e["HOME"] = dir + "/home"
         e["LC_ALL"] = "C.UTF-8"
+        // Sessions' control sockets live in the sandbox, and go with it.
+        e["XDG_RUNTIME_DIR"] = dir
+        e["RTDB_SESSION"] = nil
         env = e
     }
 

@@ -44,12 +44,16 @@ import Darwin
 
     /// True while `pid` runs: not a zombie waiting to be reaped by init (Linux: /proc/PID/stat).
     static func running(_ pid: pid_t) -> Bool {
+        #if os(Linux)
         if let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8) {
             guard let close = stat.lastIndex(of: ")") else { return true }
             let state = stat[stat.index(after: close)...].trimmingCharacters(in: .whitespaces).first
             return state != "Z" && state != "X"
         }
-        return kill(pid, 0) == 0 && FileManager.default.fileExists(atPath: "/proc") == false
+        return false
+        #else
+        return kill(pid, 0) == 0
+        #endif
     }
 
     func interrupt(with signal: Int32, trapTerm: Bool = false, sourceLocation: SourceLocation = #_sourceLocation) throws {

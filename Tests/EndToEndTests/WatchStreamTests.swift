@@ -139,6 +139,9 @@ import Darwin
         let w = try start(sb, ["/jobs", "--child-events", "--count", "3", "--exec", "--", "sh", "-c", "cat >> '\(out)'; echo >> '\(out)'"], name: "exec")
         waitFor(w) { _ in FileManager.default.fileExists(atPath: out) }
         sb.seed("/jobs/b", "2")
+        // The watcher sees each write on its own only if it looks between them: wait for it
+        // (the portable back-end looks every 250 ms when idle, and two writes can come sooner).
+        waitFor(w) { _ in ((try? String(contentsOfFile: out, encoding: .utf8)) ?? "").contains(#""key":"b""#) }
         #expect(sb.rtdb("remove", "/jobs/a", "-q").status == 0)
         #expect(w.wait(timeout: 20) == 0, "\(w.stderr)")
         #expect(w.stdout == "")

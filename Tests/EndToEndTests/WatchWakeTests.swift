@@ -98,8 +98,10 @@ import Darwin
 
     #if os(Linux)
     /// An idle watcher sleeps: it wakes about once a second (the safety beat), where polling
-    /// woke it hundreds of times.
+    /// woke it hundreds of times. With RTDB_IO_BACKEND=posix it also looks at the file every
+    /// 250 ms when idle (the stat check): about 15 wake-ups in 3 s.
     @Test func anIdleWatcherWakesAboutOnceASecond() throws {
+        let portable = ProcessInfo.processInfo.environment["RTDB_IO_BACKEND"] == "posix"
         let sb = Sandbox()
         sb.seed("/idle", "1")
         let w = try #require(sb.background([Binary.rtdb, "watch", "/idle"], name: "watch"))
@@ -114,7 +116,7 @@ import Darwin
         usleep(3_000_000)
         let woke = switches() - before
         #expect(w.isRunning)
-        #expect(woke <= 12, "\(woke) wake-ups in 3 s")
+        #expect(woke <= (portable ? 24 : 12), "\(woke) wake-ups in 3 s")
     }
     #endif
 

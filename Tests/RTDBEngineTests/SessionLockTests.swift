@@ -4,6 +4,8 @@ import RTDBCore
 @testable import RTDBEngine
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// The session lock (Sessions.swift) inside one process: what a live session keeps, what a

@@ -1,5 +1,9 @@
 import Testing
+#if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 @testable import RTDBNet
 
 /// A clock the test moves by hand.
@@ -96,7 +100,7 @@ struct ConnectionTests {
     /// A connected pair of local sockets: the connection's end and the peer's.
     func pair() -> (Int32, Int32) {
         var fds: [Int32] = [-1, -1]
-        _ = socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &fds)
+        _ = socketpair(AF_UNIX, streamSocketType, 0, &fds)
         setNonBlocking(fds[0])
         return (fds[0], fds[1])
     }

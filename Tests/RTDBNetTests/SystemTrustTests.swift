@@ -94,3 +94,35 @@ import Testing
         }
     }
 }
+
+/// macOS trusts the roots of its keychain, exported by `security find-certificate -a -p` and
+/// added to the store from memory. The export's reading and the loading are checked here with
+/// the test CA in place of the keychain.
+@Suite struct KeychainRootsTests {
+    @Test func theExportIsTheProgramsOutputWhenItHoldsACertificate() throws {
+        let ca = TestPKI.file("ca.pem")
+        let pem = try #require(KeychainRoots.export(["/bin/cat", ca, TestPKI.file("other-ca.pem")]))
+        #expect(pem == Array((TestPKI.read("ca.pem") + TestPKI.read("other-ca.pem")).utf8))
+        #expect(KeychainRoots.export(["/bin/echo", "no certificates here"]) == nil)
+        #expect(KeychainRoots.export(["/bin/sh", "-c", "exit 3"]) == nil)
+        #expect(KeychainRoots.export(["/nonexistent/security"]) == nil)
+        // A keychain that cannot be read fails the command but leaves the other's roots.
+        #expect(KeychainRoots.export(["/bin/sh", "-c", "cat \"$0\"; exit 1", ca]) != nil)
+        #expect(KeychainRoots.command.prefix(4) == ["/usr/bin/security", "find-certificate", "-a", "-p"])
+    }
+
+    @Test func certificatesGivenInMemoryVerifyAChainAndOthersDoNot() throws {
+        let server = try #require(OpenSSLServer(cert: TestPKI.file("server.pem"), key: TestPKI.file("server.key")))
+        func connect(_ pem: String) throws {
+            let tcp = try TCPStream.connect(host: "127.0.0.1", port: server.port, timeoutMillis: 5_000)
+            let trust = SystemTrust(file: nil, directories: nil, certificates: Array(pem.utf8))
+            let tls = try TLSClientStream.connect(over: tcp, host: "localhost", caFile: nil, timeoutMillis: 5_000, trust: trust)
+            tls.close()
+        }
+        // The right root among others, as a keychain export lists them.
+        try connect(TestPKI.read("other-ca.pem") + TestPKI.read("ca.pem"))
+        #expect(throws: TLSError.verification("certificate verify failed: unable to get local issuer certificate")) {
+            try connect(TestPKI.read("other-ca.pem"))
+        }
+    }
+}

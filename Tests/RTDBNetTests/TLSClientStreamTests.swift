@@ -1,6 +1,10 @@
 import Foundation
 import Testing
+#if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 @testable import RTDBNet
 
 /// The TLS client against `openssl s_server` with certificates from a private test CA.

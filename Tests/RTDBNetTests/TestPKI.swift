@@ -1,5 +1,9 @@
 import Foundation
+#if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import Testing
 @testable import RTDBNet
 
@@ -58,7 +62,7 @@ final class OpenSSLServer {
         let out = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         let null = open("/dev/null", O_RDWR | O_CLOEXEC)
         defer { close(out); close(null) }
-        var actions = posix_spawn_file_actions_t()
+        var actions = emptySpawnFileActions()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_adddup2(&actions, null, 0)
@@ -68,7 +72,7 @@ final class OpenSSLServer {
         var cargs: [UnsafeMutablePointer<CChar>?] = argv.map { strdup($0) } + [nil]
         defer { for p in cargs { free(p) } }
         var pid: pid_t = 0
-        guard out >= 0, null >= 0, posix_spawn(&pid, argv[0], &actions, nil, &cargs, environ) == 0 else { return nil }
+        guard out >= 0, null >= 0, posix_spawn(&pid, argv[0], &actions, nil, &cargs, processEnvironment) == 0 else { return nil }
         self.pid = pid
         // It prints "ACCEPT 127.0.0.1:PORT" once it listens.
         var found: Int? = nil

@@ -5,6 +5,8 @@ import RTDBCore
 @testable import RTDBOffline
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// The offline cache's kept queries, active queries and LRU purge (CachePolicy.swift,

@@ -96,6 +96,28 @@ import RTDBCore
         #expect(try store.storedETag(path("/")) == "E1")
     }
 
+    /// The read rules beyond §1.3: a window inside a complete cached window of the same order
+    /// (one-shot reads), and a window's own keys before an older whole copy (a live window
+    /// stream); priorities kept in what is read.
+    @Test func readRulesAnswerContainedWindowsAndPreferALiveWindow() throws {
+        let t = TempCache()
+        let store = cache(t)
+        let top4 = #"{"limitToLast":"4","orderBy":"\"$value\""}"#
+        let top2 = #"{"limitToLast":"2","orderBy":"\"$value\""}"#
+        try store.storeServerAnswer(path("/s"), params: top4, value: json(#"{"b":55,"l":80,"p":{".value":93,".priority":1},"t":22}"#))
+        #expect(try !store.cachedRead(path("/s"), params: top2, now: 0).complete)
+        let contained = try store.cachedRead(path("/s"), params: top2, now: 0, rules: .containingWindows)
+        #expect(contained.complete && JSONWriter.string(contained.value, export: true) == #"{"b":55,"l":80,"p":{".value":93,".priority":1},"t":22}"#)
+        #expect(try !store.cachedRead(path("/s"), params: #"{"limitToLast":"5","orderBy":"\"$value\""}"#, now: 0, rules: .containingWindows).complete)
+        #expect(try !store.cachedRead(path("/s"), params: #"{"limitToLast":"2","orderBy":"\"$key\""}"#, now: 0, rules: .containingWindows).complete)
+        // An older whole copy under the window: by default it answers; a live window's keys win.
+        try store.storeServerAnswer(path("/w"), params: "{}", value: json(#"{"a":1,"b":2,"c":3,"d":10}"#))
+        try store.storeServerAnswer(path("/w"), params: top2, value: json(#"{"b":2,"c":3}"#))
+        #expect(text(try store.cachedRead(path("/w"), params: top2, now: 0).value) == #"{"a":1,"b":2,"c":3,"d":10}"#)
+        let own = try store.cachedRead(path("/w"), params: top2, now: 0, rules: .ownWindowFirst)
+        #expect(own.complete && text(own.value) == #"{"b":2,"c":3}"#)
+    }
+
     @Test func readsFromTheCacheSetLastUseAtMostOnceAMinute() throws {
         final class Clock: @unchecked Sendable { var now: Int64 = 1_700_000_000_000 }
         let clock = Clock()

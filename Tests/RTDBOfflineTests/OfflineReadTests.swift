@@ -78,16 +78,20 @@ import RTDBCore
         let offline = f.db(.offline)
         // The same query, offline: complete.
         #expect(try offline.query(path("/scores"), last4, partial: false).complete)
-        // Another window over the known children: not in full.
+        // A window inside the cached one, in the same order: whole.
         let last2 = Query(order: .value, limit: .last(2))
+        let inside = try offline.query(path("/scores"), last2, partial: false)
+        #expect(inside.complete && inside.value.map(\.key) == ["linhenykus", "pterodactyl"])
+        // A window reaching past it: not in full.
+        let last6 = Query(order: .value, limit: .last(6))
         do {
-            _ = try offline.query(path("/scores"), last2, partial: false)
+            _ = try offline.query(path("/scores"), last6, partial: false)
             Issue.record("an incomplete answer was given as whole")
         } catch let e as RTDBError {
             #expect(e.code == .unavailable && e.message.contains("--partial"), "\(e)")
         }
-        let partial = try offline.query(path("/scores"), last2, partial: true)
-        #expect(!partial.complete && partial.value.map(\.key) == ["linhenykus", "pterodactyl"])
+        let partial = try offline.query(path("/scores"), last6, partial: true)
+        #expect(!partial.complete && partial.value.map(\.key) == ["triceratops", "bruhathkayosaurus", "linhenykus", "pterodactyl"])
         // The whole location is known only in part; one of its tracked keys is known whole.
         let whole = try offline.read(path("/scores"), as: .shallow, partial: true)
         #expect(!whole.complete && text(whole.value) == #"{"bruhathkayosaurus":true,"linhenykus":true,"pterodactyl":true,"triceratops":true}"#)

@@ -90,12 +90,13 @@ final class ScriptedRemote: OfflineRemote {
         _ = try onChange(try connectionInfo())
     }
 
-    func stream(_ path: Path, reconnectMillis: (first: Int, cap: Int), live: @escaping (Bool) -> Void,
+    func stream(_ path: Path, query: Query?, reconnectMillis: (first: Int, cap: Int), live: @escaping (Bool) -> Void,
                 idle: () throws -> Bool, onChange: (Node, [String]?) throws -> Bool) throws {
         try connect()
         live(true)
         defer { live(false) }
-        guard try onChange(data.child(at: path), nil) else { return }
+        let value = data.child(at: path)
+        guard try onChange(query.map { Node.object(normalizing: $0.window(of: value)) } ?? value, nil) else { return }
         while try idle() {}
     }
 

@@ -93,10 +93,43 @@ extension String {
 @Suite struct StreamEventTests {
     func event(_ name: String, _ data: String) -> SSEDecoder.Event { SSEDecoder.Event(event: name, data: data) }
 
-    func stream() throws -> RemoteStream {
+    func stream(_ path: Path = .root, query: Query? = nil) throws -> RemoteStream {
         let db = RemoteDatabase(target: try RemoteTarget.parse("http://127.0.0.1:9?ns=x"), credential: .none,
                                 timeoutSeconds: 1, caFile: nil)
-        return RemoteStream(db: db, path: .root)
+        return RemoteStream(db: db, path: path, query: query)
+    }
+
+    /// Streams ask for priorities (`format=export`); a filtered query's parameters go with
+    /// them, so the server sends the window; a priority path streams its node.
+    @Test func aStreamAsksForPrioritiesAndItsWindow() throws {
+        let plain = try stream(Path("/a"))
+        #expect(plain.params.map { "\($0.name)=\($0.value)" } == ["format=export"])
+        #expect(plain.location.same(as: try Path("/a")))
+        let window = try stream(Path("/a"), query: Query(order: .value, limit: .last(3)))
+        #expect(window.params.map { "\($0.name)=\($0.value)" } == [#"orderBy="$value""#, "limitToLast=3", "format=export"])
+        let priority = try stream(Path("/a/b/.priority"), query: Query(order: .value, limit: .last(3)))
+        #expect(priority.params.map { "\($0.name)=\($0.value)" } == ["format=export"])
+        #expect(priority.location.same(as: try Path("/a/b")))
+    }
+
+    /// Values in the export form keep their priorities; an event at a `.priority` path sets
+    /// its node's priority; a priority path passes on its node's priority alone.
+    @Test func prioritiesInEventsReachTheLocalCopy() throws {
+        var s = try stream(Path("/t/.priority"))
+        let steps: [(SSEDecoder.Event, String, String)] = [
+            (event("put", #"{"path":"/","data":{"a":{".value":1,".priority":5},".priority":"p"}}"#),
+             #"{"a":{".value":1,".priority":5},".priority":"p"}"#, #""p""#),
+            (event("put", #"{"path":"/.priority","data":7}"#), #"{"a":{".value":1,".priority":5},".priority":7}"#, "7"),
+            (event("patch", #"{"path":"/","data":{"a/.priority":null,"b":{"x":1,".priority":2}}}"#),
+             #"{"a":1,"b":{"x":1,".priority":2},".priority":7}"#, "7"),
+            (event("put", #"{"path":"/","data":null}"#), "null", "null"),
+        ]
+        for (e, expected, delivered) in steps {
+            let change = try #require(RemoteStream.parse(e), "\(e)")
+            _ = s.apply(change)
+            #expect(JSONWriter.string(s.local, export: true) == expected)
+            #expect(JSONWriter.string(s.delivery, export: true) == delivered)
+        }
     }
 
     @Test func putsAndPatchesBuildTheLocalCopy() throws {

@@ -20,6 +20,21 @@ import Testing
         #expect(try RemoteTarget.parse("http://localhost?ns=a").port == 80)
     }
 
+    /// Without `?ns=`, an emulator-style URL (plain http, or one naming its port, as `rtdb
+    /// serve` prints it) takes the namespace the server would pick, and says where it came from.
+    @Test func emulatorURLsWithoutANamespace() throws {
+        let a = try RemoteTarget.parse("http://127.0.0.1:9000")
+        #expect(a == RemoteTarget(secure: false, host: "127.0.0.1", port: 9000, namespace: "fake-server", emulator: true))
+        #expect(a.namespaceSource == .serverDefault)
+        #expect(a.display == "http://127.0.0.1:9000?ns=fake-server")
+        #expect(a.requestTarget(.root, []) == "/.json?ns=fake-server")
+        #expect(try RemoteTarget.parse("https://[::1]:9443/").namespace == "fake-server")
+        #expect(try RemoteTarget.parse("http://mydb.localhost:9000").namespace == "mydb")
+        #expect(try RemoteTarget.parse("http://localhost").namespace == "fake-server")
+        #expect(try RemoteTarget.parse("http://127.0.0.1:9000?ns=demo").namespaceSource == .parameter)
+        #expect(try RemoteTarget.parse("https://my-db.firebaseio.com").namespaceSource == .productionHost)
+    }
+
     @Test func theEmulatorHostVariableRedirectsProductionOnly() throws {
         let a = try RemoteTarget.parse("https://my-db.firebaseio.com", emulatorHost: "localhost:9000")
         #expect(a == RemoteTarget(secure: false, host: "localhost", port: 9000, namespace: "my-db", emulator: true))
@@ -32,7 +47,7 @@ import Testing
 
     @Test(arguments: [
         "ftp://x.firebaseio.com", "my-db.firebaseio.com", "http://my-db.firebaseio.com",
-        "https://example.com", "http://127.0.0.1:9000", "http://127.0.0.1:9000?ns=", "http://127.0.0.1:9000?ns=a&x=1",
+        "https://example.com", "https://my-db.firebaseio.co", "http://127.0.0.1:9000?ns=", "http://127.0.0.1:9000?ns=a&x=1",
         "https://my-db.firebaseio.com/users", "https://my-db.firebaseio.com#x", "https://u:p@my-db.firebaseio.com",
         "http://127.0.0.1:0?ns=a", "http://127.0.0.1:99999?ns=a", "http://127.0.0.1:x?ns=a", "http://?ns=a",
         "https://a.b.firebaseio.com", "http://h t?ns=a", "http://127.0.0.1:9000?ns=a/b",

@@ -18,7 +18,8 @@ enum CacheCommand {
             + "\"keys\":N} line per tracked query. prune runs the least-recently-used purge now: while B is above L (or more "
             + "than 1000 queries could go), the oldest fifth of the queries that are neither kept nor watched goes, with the "
             + "data under them that no other tracked or kept query needs; one {\"event\":\"pruned\",\"path\":P,\"query\":Q} "
-            + "line per query. The same purge runs by itself after 1000 stores into the cache, or a store of 1 MiB. clear "
+            + "line per query, then {\"event\":\"prune_done\",\"queries\":N,\"bytes_before\":B0,\"bytes_after\":B1,\"limit\":L} "
+            + "(also when nothing went: N is 0). The same purge runs by itself after 1000 stores into the cache, or a store of 1 MiB. clear "
             + "empties the cached data and forgets every tracked query, printing {\"event\":\"cleared\",\"queries\":N}; "
             + "kept queries stay kept; --all also drops the queued writes ({\"event\":\"dropped\",\"id\":N,\"path\":P} each). "
             + "Queued writes are never purged. Exits 0, also offline; 2 on a usage error.",
@@ -51,9 +52,15 @@ enum CacheCommand {
                                 ("kept", .bool(q.kept)), ("lastUse", .int(Int(q.lastUseMillis))), ("keys", .int(q.keys))])
             }
         case "prune":
-            for p in try db.prune(vacuum: inv.has(vacuum)) {
+            let before = try db.cacheInfo()
+            let pruned = try db.prune(vacuum: inv.has(vacuum))
+            for p in pruned {
                 try out.record([("event", .string("pruned")), ("path", .string(p.path.description)), ("query", KeepCommand.queryField(p.params))])
             }
+            // What went, also when nothing did (the cache was within its limit).
+            let after = try db.cacheInfo()
+            try out.record([("event", .string("prune_done")), ("queries", .int(pruned.count)), ("bytes_before", .int(before.bytes)),
+                            ("bytes_after", .int(after.bytes)), ("limit", .int(after.limit))])
         default:
             let cleared = try db.clear(all: inv.has(all))
             for w in cleared.dropped { try out.record(QueueCommand.dropped(w)) }

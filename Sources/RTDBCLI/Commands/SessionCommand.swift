@@ -1,4 +1,5 @@
 import RTDBCore
+import RTDBNet
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -14,8 +15,8 @@ enum SessionCommand {
         "when the session ends, remove PATH")
     static let onConnectSet = Words("--on-connect-set", value: "PATH VALUE", kind: .path, arity: 2, repeatable: true,
         "once the operations are registered, set PATH to the JSON VALUE")
-    static let presence = Words("--presence", value: "P", kind: .path,
-        "push a child of P, register its removal, then set it to true")
+    static let presence = Words("--presence", value: "P [VALUE]", kind: .path, optionalWords: 1,
+        "push a child of P, register its removal, then set it to the JSON VALUE (default true)")
     static let lastOnline = Words("--last-online", value: "P", kind: .path,
         "register a set of P to the server time when the session ends")
     static let events = Valued<String>("--events", value: "FILE", kind: .file, "write the event lines to FILE instead of stdout")
@@ -29,7 +30,7 @@ enum SessionCommand {
 
     static let spec = CommandSpec(
         name: "session", summary: "hold a session whose writes run when it ends, also when it dies (presence)",
-        usage: "rtdb session [OPS...] [--presence P] [--last-online P] [--events FILE] [--client-side] [--transport HOW] [-- CMD [ARGS...]]",
+        usage: "rtdb session [OPS...] [--presence P [VALUE]] [--last-online P] [--events FILE] [--client-side] [--transport HOW] [-- CMD [ARGS...]]",
         arguments: [("CMD", .text, "command to run for the length of the session (it inherits stdin, stdout and stderr)")],
         options: [onDisconnectSet.spec, onDisconnectUpdate.spec, onDisconnectRemove.spec, onConnectSet.spec, presence.spec,
                   lastOnline.spec, events.spec, clientSide.spec, transport.spec],
@@ -47,6 +48,10 @@ enum SessionCommand {
             + "Without CMD they go to stdout (none with -q) or to --events FILE, and SIGINT or SIGTERM end the session with status 0. "
             + "With CMD, CMD inherits stdin, stdout and stderr, event lines go only to --events FILE, the session ends when CMD "
             + "exits and rtdb exits with CMD's status (128+N when a signal N ended it); SIGINT and SIGTERM are passed on to CMD. "
+            + "CMD gets the session's id (the session of its connected line) in RTDB_SESSION: rtdb on-disconnect set, update, "
+            + "remove and cancel change the session's operations while it lives, from CMD or any other process of the user. "
+            + "CMD never outlives the session: when rtdb is killed, even with kill -9, a watchdog (rtdb __tether) sends CMD "
+            + "SIGTERM, then SIGKILL a second later (on Linux the processes it started go with it). "
             + "With --url the session speaks Firebase's realtime protocol (wss for https) and the server holds the writes: it "
             + "runs them when the connection ends, however it ends (kill -9 and a lost network included); they are lost if the "
             + "server itself stops, as in Firebase. {\"event\":\"disconnected\"} says the connection dropped; it is retried "
@@ -58,8 +63,11 @@ enum SessionCommand {
             + "cache (the default cache file, or --cache FILE) under the session lock, and queues and sends them, as one "
             + "multi-path update, when it ends normally; when it is killed, the next rtdb process that uses the cache "
             + "queues them and its flush (rtdb --url URL --persist sync) sends them. If they cannot be sent at the end, "
-            + "the ended line adds \"queued\":true and the reason.",
+            + "the ended line adds \"queued\":true and the reason. A --url or --client-side session listens for "
+            + "on-disconnect's changes on a Unix socket, $XDG_RUNTIME_DIR/rtdb/ID/control (else $TMPDIR/rtdb-UID/ID/control), "
+            + "in folders of mode 0700.",
         examples: ["rtdb session --presence /users/joe/connections --last-online /users/joe/lastOnline -- ./worker.sh",
+                   "rtdb session --presence /users/joe/connections '\"laptop\"' -- ./app.sh",
                    "rtdb session --on-disconnect-set /status '\"offline\"' --on-connect-set /status '\"online\"'",
                    "rtdb session --on-disconnect-remove /locks/job7 --events events.jsonl -- make build"],
         run: run)
@@ -86,6 +94,9 @@ enum SessionCommand {
         let session = try host.openSession(SessionOptions(clientSide: keepsItsWrites,
                                                           transport: transport.map { $0 == .rest ? .rest : .realtime },
                                                           heldForCommand: !command.isEmpty))
+        // Another process changes the session's operations through the database's rows (the
+        // embedded file), or by asking this process over its control socket.
+        let control = inv.capability(SessionStore.self, of: db) == nil ? try SessionControl.Listener(id: session.id) : nil
         let events = try EventSink(inv, file: inv.value(SessionCommand.events), toStdout: command.isEmpty && !inv.quiet)
         // From here SIGINT and SIGTERM end the session cleanly (its writes run).
         Interruption.install()
@@ -94,18 +105,22 @@ enum SessionCommand {
         try session.hold(steps, events: { event in
             if let line = line(event) { try events.line(line) }
         }, started: {
-            if !command.isEmpty { held = try HeldCommand(command) }
+            if !command.isEmpty { held = try HeldCommand(command, session: session.id) }
         }, keepGoing: { wait in
-            guard var h = held else { return waitForSignal(millis: wait) }
+            control?.answerWaiting { try session.change($0) }
+            guard var h = held else { return waitForSignal(millis: wait, control: control?.fd) }
             defer { held = h }
             if let s = try h.exited() {
                 status = s
                 return false
             }
             // Polled for CMD's exit: at most 50 ms at a time.
-            var p = pollfd(fd: Interruption.readFD, events: Int16(POLLIN), revents: 0)
-            let watchSignals = Interruption.readFD >= 0 && !h.forwarded && Interruption.pending() == nil
-            if wait != 0 { _ = poll(&p, watchSignals ? 1 : 0, Int32(wait < 0 ? 50 : min(wait, 50))) }
+            var fds: [pollfd] = []
+            if Interruption.readFD >= 0 && !h.forwarded && Interruption.pending() == nil {
+                fds.append(pollfd(fd: Interruption.readFD, events: Int16(POLLIN), revents: 0))
+            }
+            if let control { fds.append(pollfd(fd: control.fd, events: Int16(POLLIN), revents: 0)) }
+            if wait != 0 { _ = poll(&fds, nfds_t(fds.count), Int32(wait < 0 ? 50 : min(wait, 50))) }
             return true
         })
         if status != 0 { throw ExitStatus(status) }
@@ -154,7 +169,13 @@ enum SessionCommand {
                 }
                 steps.append(.register(.update(path, try WriteCheck.update(raw, at: path))))
             case onDisconnectRemove.long: steps.append(.register(.remove(path)))
-            case presence.long: steps.append(.presence(path))
+            case presence.long:
+                var value = Node.bool(true)
+                if words.count > 1 {
+                    value = try parseValue(words[1], option: long)
+                    try WriteCheck.value(value, at: path.appending("-AAAAAAAAAAAAAAAAAAA"))   // a push ID stands in for the key
+                }
+                steps.append(.presence(path, value))
             default: steps.append(.lastOnline(path))
             }
         }
@@ -172,33 +193,50 @@ enum SessionCommand {
     }
 
     /// Without CMD the session lasts until SIGINT or SIGTERM: waits up to `millis` ms (-1: until
-    /// one comes); false once one has come.
-    static func waitForSignal(millis: Int) -> Bool {
+    /// one comes, or an asker on `control`); false once one has come.
+    static func waitForSignal(millis: Int, control: Int32?) -> Bool {
         if Interruption.pending() != nil { return false }
         if millis != 0 {
-            if Interruption.readFD < 0 {
+            if Interruption.readFD < 0 && control == nil {
                 if millis < 0 { pause() } else { usleep(UInt32(millis) * 1000) }
             } else {
-                var p = pollfd(fd: Interruption.readFD, events: Int16(POLLIN), revents: 0)
-                _ = poll(&p, 1, Int32(millis))
+                var fds: [pollfd] = []
+                if Interruption.readFD >= 0 { fds.append(pollfd(fd: Interruption.readFD, events: Int16(POLLIN), revents: 0)) }
+                if let control { fds.append(pollfd(fd: control, events: Int16(POLLIN), revents: 0)) }
+                _ = poll(&fds, nfds_t(fds.count), Int32(millis))
             }
         }
         return Interruption.pending() == nil
     }
 
-    /// CMD, started with rtdb's stdin, stdout and stderr; `exited` is polled.
+    /// CMD, started with rtdb's stdin, stdout and stderr and `RTDB_SESSION` naming the session;
+    /// `exited` is polled. It never outlives rtdb (`Tether`).
     struct HeldCommand {
         let argv: [String]
         let pid: pid_t
         private(set) var forwarded = false
 
-        init(_ argv: [String]) throws {
-            let (pid, rc) = Subprocess.spawn(argv, actions: nil, ownGroup: false)
+        init(_ argv: [String], session: String) throws {
+            Tether.prepare()
+            let (pid, rc) = Subprocess.spawn(argv, actions: nil, ownGroup: false, env: HeldCommand.environment(session: session))
             if rc != 0 {
                 throw RTDBError(.ioError, "session: cannot run \(Limits.quote(argv[0])): \(String(cString: strerror(rc)))")
             }
+            Tether.hold(pid)
             self.argv = argv
             self.pid = pid
+        }
+
+        /// rtdb's environment with `RTDB_SESSION=session`.
+        static func environment(session: String) -> [String] {
+            var out: [String] = []
+            guard var p = processEnvironment else { return out }
+            while let entry = p.pointee {
+                let text = String(cString: entry)
+                if !text.hasPrefix("RTDB_SESSION=") { out.append(text) }
+                p += 1
+            }
+            return out + ["RTDB_SESSION=" + session]
         }
 
         /// CMD's exit status (128 + N when signal N ended it) once it has exited, else nil; the
@@ -206,7 +244,10 @@ enum SessionCommand {
         mutating func exited() throws -> Int32? {
             var status: Int32 = 0
             let r = waitpid(pid, &status, WNOHANG)
-            if r == pid { return Subprocess.decode(status) }
+            if r == pid {
+                Tether.release(pid)
+                return Subprocess.decode(status)
+            }
             if r < 0 && errno != EINTR { throw RTDBError(.ioError, "session: lost track of \(Limits.quote(argv[0]))") }
             if !forwarded, let sig = Interruption.pending() {
                 kill(pid, sig)

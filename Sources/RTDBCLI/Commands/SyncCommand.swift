@@ -21,11 +21,13 @@ enum SyncCommand {
             + "{\"event\":\"synced\",\"acked\":A,\"rejected\":R,\"pending\":N}. Exits 0 when nothing is left and nothing was "
             + "rejected, else with the status of the first failure: 4 (permission_denied, unauthenticated, principal_mismatch), "
             + "3 (invalid data), 6 (unavailable: writes are left). One process sends at a time; another sync waits for it. "
-            + "--follow prints {\"event\":\"connected\"} and {\"event\":\"disconnected\",\"retry_ms\":N} as the server comes and "
+            + "--follow sends each write queued while it runs, printing its acked or rejected line, prints "
+            + "{\"event\":\"connected\"} and {\"event\":\"disconnected\",\"retry_ms\":N} as the server comes and "
             + "goes, and exits 0 on SIGINT or SIGTERM; meanwhile (unless --writes-only) it holds one stream per kept location "
-            + "(rtdb keep; a location inside another kept one rides on that one's stream), so the kept data in the cache follows "
-            + "the server as it changes and reads of it answer from the cache without a request. Each stream is a child rtdb "
-            + "watch, ended with sync (also when sync is killed) and started again when it fails.",
+            + "or query (rtdb keep; anything inside a kept location rides on that location's stream, a kept query streams its "
+            + "window), so the kept data in the cache follows the server as it changes and reads of a kept location answer from "
+            + "the cache without a request. Each stream is a child rtdb process that sends no write (sync does), ended with sync "
+            + "(also when sync is killed) and started again when it fails.",
         examples: ["rtdb --url \"$RTDB_URL\" --persist sync", "rtdb --url \"$RTDB_URL\" --persist sync --follow &"],
         run: run)
 
@@ -132,7 +134,7 @@ enum SyncCommand {
                     retryMillis = min(30_000, Int(Double(retryMillis) * 1.3))
                 }
             }
-            streams?.tick { try db.keptQueries().map { $0.path } }
+            streams?.tick { try db.keptQueries() }
             usleep(50_000)
         }
     }

@@ -31,7 +31,8 @@ enum TxCommand {
             + "(waited for up to --timeout; other writers wait meanwhile, readers do not), which cannot be stale: "
             + "contention never makes tx give up. CMD must not write the same database itself then. "
             + "Prints {\"path\":P,\"committed\":B,\"value\":V,\"attempts\":N}; not committed exits with status 5. "
-            + "CMD runs in a process group of its own; output larger than the write limit stops it (too_large), and "
+            + "CMD runs in a process group of its own, which a watchdog (rtdb __tether) stops when rtdb dies, kill -9 "
+            + "included; output larger than the write limit stops it (too_large), and "
             + "SIGINT or SIGTERM stop it and end tx with status 130 or 143, nothing committed. "
             + "With an offline cache (--persist) a transaction is never queued: it sends the queued writes first, runs "
             + "against the server and stores the committed value in the cache; an unreachable server is unavailable (6) "
@@ -94,7 +95,7 @@ enum TxCommand {
                 let result: Subprocess.Result
                 do {
                     result = try Subprocess.run(command, input: input, outputLimit: Limits.maxWriteBytes,
-                                                timeoutSeconds: commandTimeout, interruptible: true, ownGroup: true)
+                                                timeoutSeconds: commandTimeout, interruptible: true, ownGroup: true, tethered: true)
                 } catch let e as RTDBError where e.code == .tooLarge || e.code == .timeout {
                     throw RTDBError(e.code, "tx: \(e.message); nothing was committed")
                 }

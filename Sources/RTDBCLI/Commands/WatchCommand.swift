@@ -32,6 +32,9 @@ enum WatchCommand {
             + "With --raw, each line is the event's value alone, strings as bare text. --exec gives CMD the line that would print; "
             + "a CMD that exits non-zero is reported on stderr as one line with the event and the status. --count ends it with "
             + "status 0, SIGINT with 130 and SIGTERM with 143. "
+            + "With --url a lost stream is reconnected, and stderr says so once when it is lost and once when it is back "
+            + "({\"disconnected\":{\"url\":U,\"reason\":R}} and {\"reconnected\":{\"url\":U,\"after_ms\":N}}, or "
+            + "'rtdb: watch: …' sentences on a terminal). "
             + "/.info/connected and /.info/serverTimeOffset follow the connection: true on the database file; with --url "
             + "false at once, true after a realtime handshake, false when it drops, true after reconnecting (the offset: "
             + "null, then each handshake's server time minus the local time, in ms). "
@@ -74,6 +77,7 @@ enum WatchCommand {
         let sink = WatchSink(inv, path: path, command: command, raw: raw, count: remaining, stopOnFailure: stopOnFailure)
         // `/.info` is the connection's state, never cached: the server itself answers it.
         let db = try inv.database(reading: true, watching: true, cache: path.isInfo ? .never : .asked)
+        WatchNotices.attach(to: db)
         installExitOnSignal()
         var events = WatchEvents(query: query, childEvents: childEvents, changesOnly: changesOnly)
         try InfoWatch.observe(db, inv.capability(ConnectionInfo.self, of: db), path, query: query, idle: stdoutIsOpen) { view in

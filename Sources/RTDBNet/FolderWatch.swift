@@ -1,0 +1,73 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+#if os(Linux)
+import CLinux
+#endif
+
+/// Wakes the loop when files in one folder change: another process committing to a database
+/// there appends to its `-wal` file. Events are coalesced: the loop learns only that something
+/// changed, and re-reads what it needs. `fd` turns readable when something changed; `drain()`
+/// consumes that.
+///
+/// Native back-end: inotify on Linux, kqueue (EVFILT_VNODE on the folder and its `-wal` files)
+/// on macOS and the BSDs. The portable back-end has no such notification: `init` throws, and
+/// `rtdb serve` finds other processes' commits with its periodic feed check instead.
+public final class FolderWatch {
+    public let fd: Int32
+    private let source: any FolderNotifications
+
+    public init(folder: String) throws {
+        switch IOBackend.current {
+        case .posix:
+            throw NetError.system("folder notifications with RTDB_IO_BACKEND=posix", ENOTSUP)
+        case .native:
+            #if os(Linux)
+            source = try InotifyFolder(folder: folder)
+            #elseif canImport(Darwin) || os(FreeBSD) || os(OpenBSD)
+            source = try KqueueFolder(folder: folder)
+            #else
+            throw NetError.system("folder notifications", ENOTSUP)
+            #endif
+        }
+        fd = source.fd
+    }
+
+    /// Consumes the pending notifications.
+    public func drain() {
+        source.drain()
+    }
+}
+
+/// A kernel notification of changes in a folder, behind one readable descriptor.
+protocol FolderNotifications: AnyObject {
+    var fd: Int32 { get }
+    func drain()
+}
+
+#if os(Linux)
+/// inotify on the folder: any file in it modified, created, moved in or closed after writing.
+final class InotifyFolder: FolderNotifications {
+    let fd: Int32
+
+    init(folder: String) throws {
+        fd = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
+        if fd < 0 { throw NetError.system("inotify_init1", errno) }
+        let mask = UInt32(IN_MODIFY | IN_CREATE | IN_MOVED_TO | IN_CLOSE_WRITE)
+        if inotify_add_watch(fd, folder, mask) < 0 {
+            let e = errno
+            close(fd)
+            throw NetError.system("inotify_add_watch \(folder)", e)
+        }
+    }
+
+    deinit { close(fd) }
+
+    func drain() {
+        var buf = [UInt8](repeating: 0, count: 8192)
+        while read(fd, &buf, buf.count) > 0 {}
+    }
+}
+#endif
