@@ -167,7 +167,18 @@ public final class SocketConnection: EventHandler {
     public func watchWritable(_ on: Bool) {
         if closed || watchingWritable == on { return }
         watchingWritable = on
-        loop.modify(io.fd, token: token, read: true, write: on)
+        loop.modify(io.fd, token: token, read: !readingPaused, write: on)
+    }
+
+    /// Whether the loop is told about input (false while the owner has too much to do already).
+    public private(set) var readingPaused = false
+
+    /// Stops (or starts again) watching for input: bytes wait in the socket, and a client
+    /// sending more waits for its own socket buffer. A hang-up is still reported.
+    public func pauseReading(_ paused: Bool) {
+        if closed || readingPaused == paused { return }
+        readingPaused = paused
+        loop.modify(io.fd, token: token, read: !paused, write: watchingWritable)
     }
 
     /// Unwatches and closes the socket (TLS first sends close_notify); `onClose` runs once.

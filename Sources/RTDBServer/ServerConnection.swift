@@ -51,8 +51,12 @@ final class ServerConnection {
     /// The socket is readable: what it has is handled as it arrives.
     func readable() {
         // A client far ahead of its answers waits (its bytes stay in the socket) until the
-        // queue shrinks; the loop calls again while the socket has bytes.
-        if queueIsFull { return }
+        // queue shrinks (runQueued watches for input again). Called while paused, the socket
+        // hung up or failed: read, to find out and close.
+        if queueIsFull && !link.readingPaused {
+            link.pauseReading(true)
+            return
+        }
         link.readAvailable(into: &core.readBuffer) { received($0) }
         if link.closed, let why = link.failure { core.log.tlsFailure(why) }
     }
@@ -178,7 +182,10 @@ final class ServerConnection {
     /// sends goes out in one write at the end.
     func runQueued() {
         link.hold()
-        defer { link.release() }
+        defer {
+            link.release()
+            if link.readingPaused && !queueIsFull { link.pauseReading(false) }
+        }
         var budget = ServerConnection.turnBudget
         while hasRunnableWork && budget > 0 {
             budget -= 1
