@@ -51,7 +51,18 @@ public enum PlainJSON {
     private static func renderValue(_ r: inout JSONReader, into out: inout [UInt8]) throws {
         switch r.peek() {
         case UInt8(ascii: "{"): try renderObject(&r, into: &out)
-        case UInt8(ascii: "\""): JSONWriter.appendString(try r.string(), to: &out)
+        case UInt8(ascii: "\""):
+            // Without escapes the text is what JSONWriter writes (a plain document's strings
+            // were checked as UTF-8 already, and hold no control characters).
+            let start = r.i
+            try r.skipString()
+            let text = UnsafeBufferPointer(rebasing: r.b[start..<r.i])
+            if text.contains(UInt8(ascii: "\\")) {
+                r.i = start
+                JSONWriter.appendString(try r.string(), to: &out)
+            } else {
+                out.append(contentsOf: text)
+            }
         case UInt8(ascii: "t"): try r.literal("true"); JSONWriter.append("true", to: &out)
         case UInt8(ascii: "f"): try r.literal("false"); JSONWriter.append("false", to: &out)
         default:
@@ -280,9 +291,13 @@ public enum PlainJSON {
                 guard r.peek() == UInt8(ascii: "\"") else { return false }
                 guard let key = try? r.string() else { return false }
                 if key.utf8.first == UInt8(ascii: ".") || Limits.keyProblem(key) != nil { return false }
-                // A repeated key keeps its last value in JSONReader: not plain. (A hash that
-                // merely collides sends the document the ordinary way too: never the wrong way.)
-                if !seen.insert(key.hashValue).inserted { return false }
+                // A repeated key keeps its last value in JSONReader: not plain. Keys are the same
+                // when their bytes are; a hash that merely collides sends the document the
+                // ordinary way too, never the wrong way.
+                var hasher = Hasher()
+                var bytes = key
+                bytes.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+                if !seen.insert(hasher.finalize()).inserted { return false }
                 r.skipSpace()
                 guard r.peek() == UInt8(ascii: ":") else { return false }
                 r.i += 1
