@@ -12,8 +12,10 @@
 # DESTDIR stages an install (packaging). RTDB_BIN installs an already-built binary instead of
 # building one; SWIFT_BUILD_FLAGS are passed to `swift build` (default on Linux
 # --static-swift-stdlib: no Swift libraries to load at start-up, so every command starts faster;
-# macOS has the Swift libraries in the system and does not support the flag, and FreeBSD's
-# toolchain does not ship static ones, so there the default is none).
+# on Linux Package.swift links release builds so anyway, libstdc++ included, so a plain
+# `swift build -c release` gives the same binary; macOS has the Swift libraries in the system and
+# does not support the flag, and FreeBSD's toolchain does not ship static ones, so there the
+# default is none).
 #
 # This is a GNU make file: on macOS `make` is GNU make; on FreeBSD run `gmake` (pkg install gmake).
 

@@ -46,9 +46,23 @@ let package = Package(
         // Linked by lld with packed relative relocations (DT_RELR, glibc 2.36+): the loader
         // applies the executable's ~20,000 relative relocations from a table a few KB long
         // instead of ~480 KB, which takes about 0.1 ms off every command's start-up.
+        // A release build on Linux carries what it can of its runtime itself, so that the
+        // README's plain `swift build -c release` and `make build` give the same binary (see
+        // "Start-up against sqlite3" in BENCHMARKS.md): the Swift libraries (-static-stdlib),
+        // libstdc++ (link/libstdc++.so says how) and libgcc's unwinder, and it exports no
+        // symbols (the static Swift runtime asks for --export-dynamic, which nothing here
+        // uses). The loader then maps only libsqlite3, libm and libc. Debug builds stay
+        // dynamic: the test bundle links this target and loads the toolchain's shared Swift
+        // runtime (Swift Testing), and one process must not hold two runtimes.
         .executableTarget(name: "rtdb", dependencies: ["RTDBCLI"],
+                          exclude: ["link"],
                           linkerSettings: [.unsafeFlags(["-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs"],
-                                                        .when(platforms: [.linux]))]),
+                                                        .when(platforms: [.linux])),
+                                           .unsafeFlags(["-static-stdlib",
+                                                         "-L", Context.packageDirectory + "/Sources/rtdb/link",
+                                                         "-Xclang-linker", "-static-libgcc",
+                                                         "-Xlinker", "--no-export-dynamic"],
+                                                        .when(platforms: [.linux], configuration: .release))]),
         .testTarget(name: "RTDBCoreTests", dependencies: ["RTDBCore"]),
         .testTarget(name: "RTDBEngineTests", dependencies: ["RTDBEngine", "RTDBCore"]),
         .testTarget(name: "RTDBWireTests", dependencies: ["RTDBWire", "RTDBCore"]),

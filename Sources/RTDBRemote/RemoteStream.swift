@@ -14,7 +14,7 @@ import Darwin
 /// which diffs it against the previous one with Core's event generator, so the command prints
 /// exactly what the embedded target prints for the same changes. The stream asks for
 /// `format=export`, so values carry their priorities (a priority order and a priority change
-/// show as they do on the file). With a filtered `query` the request carries its parameters
+/// show as they do on the file); a server that answers 400 to that is asked again without it. With a filtered `query` the request carries its parameters
 /// and the server sends the window alone (children leaving it come as `null`), which the
 /// event generator windows again to the same children. A `…/.priority` path streams its node
 /// and passes on the node's priority.
@@ -31,7 +31,7 @@ struct RemoteStream {
     /// The location whose value `local` is: `path`, or the node of a priority path.
     let location: Path
     /// The request's parameters: `format=export`, and a filtered query's own.
-    let params: [(name: String, value: String)]
+    var params: [(name: String, value: String)]
     var local: Node = .null
     var delivered = false
 
@@ -81,6 +81,12 @@ struct RemoteStream {
             if head.status != 200 {
                 let body = drain()
                 db.client.disconnect()
+                // Firebase documents format=export for reads, not for streams: a server that
+                // refuses it on a stream still streams the plain values (without priorities).
+                if head.status == 400, let i = params.firstIndex(where: { $0.name == "format" }) {
+                    params.remove(at: i)
+                    continue
+                }
                 if head.status == 401, case .serviceAccount = db.credential, !refreshed {
                     refresh = true
                     refreshed = true

@@ -97,6 +97,17 @@ class H(http.server.BaseHTTPRequestHandler):
             return self.send(307, "", [("Location", "http://127.0.0.1:%d/target.json?ns=x" % self.server.server_port)])
         if path == "/target.json":
             return self.send(200, json.dumps(self.headers.get("Authorization")))
+        if path == "/noexport.json":
+            # A server that documents format=export for reads only: refuse it on a stream.
+            if "format=export" in self.path:
+                return self.send(400, '{"error":"format=export is not supported for streams"}')
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.end_headers()
+            self.wfile.write(b'event: put\ndata: {"path":"/","data":{"a":1}}\n\n'); self.wfile.flush()
+            time.sleep(5)
+            self.close_connection = True
+            return
         if path in ("/stream.json", "/revoked.json"):
             self.send_response(200)
             self.send_header("Content-Type", "text/event-stream")

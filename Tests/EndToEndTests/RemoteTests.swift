@@ -322,6 +322,16 @@ import Darwin
         expectLines(s.rtdb("--url", server.url, "get", "/target"), [#""Bearer owner""#])
     }
 
+    @Test func aServerRefusingFormatExportOnAStreamIsAskedWithoutIt() throws {
+        let s = Sandbox()
+        let server = try #require(ScriptedServer(s))
+        let r = s.rtdb(["--url", server.url, "watch", "/noexport", "--count", "1"], timeout: 30)
+        expectLines(r, [#"{"event":"value","path":"/noexport","value":{"a":1}}"#])
+        let streams = server.requests.compactMap { $0["p"] as? String }.filter { $0.hasPrefix("/noexport.json") }
+        #expect(streams.count == 2, "\(streams)")
+        #expect(streams.first?.contains("format=export") == true && streams.last?.contains("format=export") == false, "\(streams)")
+    }
+
     @Test func aStreamReconnectsAndResynchronisesWithoutDuplicates() throws {
         let s = Sandbox()
         let server = try #require(ScriptedServer(s))
