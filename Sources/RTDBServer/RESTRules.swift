@@ -226,15 +226,16 @@ extension RESTHandler {
 
     /// Refuses a read the rules do not grant (401), then a query on an undeclared index (400,
     /// with `--strict-indexes`, admin included).
-    /// Returns what a stream of the read must keep being granted: every stream is checked again
+    /// For a stream, returns what it must keep being granted: every stream is checked again
     /// when rules change, whatever the rules (or their absence) when it opened.
     func authorizeRead(_ c: Context, _ principal: Principal, query: Query?) throws -> StreamAccess? {
-        let rq = RESTHandler.ruleQuery(c.request)
-        let access = StreamAccess(namespace: c.namespace, path: c.path, principal: principal, query: rq, credentials: c.request)
+        var rq: RuleQuery? = nil
         if let rules = rules(for: c.namespace), !isAdmin(principal) {
+            let q = RESTHandler.ruleQuery(c.request)
+            rq = q
             let db = try c.database(provider)
             let data = RuleData.stored(in: db)
-            guard rules.canRead(c.path, principal: principal, query: rq, now: clock(), data: data) else {
+            guard rules.canRead(c.path, principal: principal, query: q, now: clock(), data: data) else {
                 throw RESTError.permissionDenied
             }
         }
@@ -248,7 +249,20 @@ extension RESTHandler {
             }
             if let index, let message = rules.missingIndex(index, at: c.path) { throw RESTError(400, message) }
         }
-        return access
+        guard wantsStream(c.request) else { return nil }
+        return StreamAccess(namespace: c.namespace, path: c.path, principal: principal, query: rq ?? RESTHandler.ruleQuery(c.request),
+                            credentials: RESTHandler.credentials(of: c.request))
+    }
+
+    /// The credentials of `request` alone (its `Authorization` headers, its `auth`,
+    /// `access_token` and `auth_variable_override` parameters), for judging them again later
+    /// without keeping the rest of the request.
+    static func credentials(of request: HTTPRequest) -> HTTPRequest {
+        var target = "/"
+        for q in request.query where q.name == "auth" || q.name == "access_token" || q.name == "auth_variable_override" {
+            target += (target == "/" ? "?" : "&") + q.name + "=" + PercentCoding.encode(q.value)
+        }
+        return HTTPRequest(method: "GET", target: target, headers: request.headers.filter { $0.name == "authorization" })
     }
 
     /// True while a stream's location stays readable for its principal.
