@@ -114,6 +114,9 @@ extension RESTHandler {
     static let unauthorized = RESTError(401, "Unauthorized request.")
     static let unparsableToken = RESTError(401, "Could not parse auth token.")
 
+    /// Whether any rules are loaded, for any data.
+    var hasRules: Bool { security.rules != nil || !namespaceRules.isEmpty }
+
     /// The rules in force for `namespace` (nil: none loaded): those last set for the data it
     /// names, under whatever name they were set.
     func rules(for namespace: String) -> RuleSet? {

@@ -176,8 +176,10 @@ final class ServerCore {
         }
     }
 
-    /// Ends the streams and listens whose location their principal may no longer read.
+    /// Ends the streams and listens whose location their principal may no longer read (none
+    /// while no rules are loaded anywhere: then everyone may read everything).
     func recheck() {
+        guard rest.hasRules else { return }
         for c in Array(connections.values) { c.recheck() }
     }
 
