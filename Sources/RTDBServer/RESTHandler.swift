@@ -68,7 +68,9 @@ public final class RESTHandler {
         h.security = security
         h.namespaceRules = namespaceRules
         h.clock = clock
-        h.pushIDs = pushIDs
+        // A generator of its own (a copy would continue this one's sequence and could repeat
+        // a key made here in the same millisecond).
+        h.pushIDs = PushIDGenerator()
         h.defaultNamespace = defaultNamespace
         return h
     }
