@@ -145,3 +145,20 @@ def test_rules_check_a_large_write_like_any_other(serve, folder):
     assert put_raw(server, "/open/doc.json", body).status == 200
     assert http(server, "GET", "/shut/doc.json").json() is None
     assert http(server, "GET", "/open/doc/pad.json").json() == PADDING
+
+
+def test_large_posts_and_patches_run_as_any_other(server):
+    body = json.dumps({"pad": PADDING, "n": 1}).encode()
+    with server.connect(60) as sock:
+        sock.sendall(request_bytes("POST", "/list.json", body, {"Connection": "close"}))
+        r = Reader(sock).read_response("POST")
+    assert r.status == 200, r
+    key = r.json()["name"]
+    assert http(server, "GET", "/list/%s/n.json" % key).json() == 1
+    with server.connect(60) as sock:
+        sock.sendall(request_bytes("PATCH", "/list.json", json.dumps({key + "/n": 2, "other": PADDING}).encode(),
+                                   {"Connection": "close"}))
+        r = Reader(sock).read_response("PATCH")
+    assert r.status == 200 and r.json()[key + "/n"] == 2, r
+    assert http(server, "GET", "/list/%s/n.json" % key).json() == 2
+    assert http(server, "GET", "/list/other.json").json() == PADDING
