@@ -162,3 +162,27 @@ def test_large_posts_and_patches_run_as_any_other(server):
     assert r.status == 200 and r.json()[key + "/n"] == 2, r
     assert http(server, "GET", "/list/%s/n.json" % key).json() == 2
     assert http(server, "GET", "/list/other.json").json() == PADDING
+
+
+def test_sigterm_waits_for_a_huge_write_in_progress(serve, folder, rtdb):
+    import os
+    import signal
+    server = serve()
+    body = document(190_000)
+    wal = os.path.join(folder, "db.db-wal")
+    result = {}
+
+    def write():
+        result["response"] = put_raw(server, "/big.json", body)
+
+    writer = threading.Thread(target=write, daemon=True)
+    writer.start()
+    # Stop once the write is under way on its thread (its pages reach the write-ahead log).
+    deadline = time.monotonic() + 60
+    while not (os.path.exists(wal) and os.path.getsize(wal) > 4 * MiB):
+        assert time.monotonic() < deadline and writer.is_alive(), "the write never reached the file"
+        time.sleep(0.01)
+    assert server.stop(signal.SIGTERM) == 143
+    writer.join(60)
+    assert result["response"].status == 200, result
+    assert rtdb("get", "/big/k0000007/n").stdout.strip() == "7"
