@@ -32,6 +32,15 @@ public protocol Indexable: Database {
     func indexes() throws -> [IndexDefinition]
 }
 
+/// A database that can store a huge JSON document as it reads it, leaf by leaf, without
+/// building its tree of values first (the embedded file). Only plain documents (`PlainJSON`)
+/// are stored so; for any other it answers false and changes nothing.
+public protocol StreamedWrites: Database {
+    /// Replaces the value at `path` with the document `json` when it is plain; false, with
+    /// nothing written, otherwise.
+    func setStreamed(_ path: Path, json: UnsafeBufferPointer<UInt8>) throws -> Bool
+}
+
 /// A push ID chosen before anything is written (Firebase's `push().key`, `childByAutoId().key`),
 /// and the server clock offset it was made with (nil: the local clock alone).
 public struct PushKey: Sendable {

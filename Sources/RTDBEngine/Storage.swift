@@ -257,13 +257,13 @@ extension EmbeddedDatabase {
     /// Records the touched paths for watchers, and what was written for the change feed
     /// (ChangeFeed.swift), then trims old entries of both. A priority write is recorded as a
     /// change of its node.
-    func log(_ c: Connection, _ paths: [Path], _ change: LoggedChange) throws {
+    func log(_ c: Connection, _ paths: [Path], _ change: LoggedChange, copyData: Bool = true) throws {
         let text = paths.map { EmbeddedDatabase.encodeString($0.node) }.joined(separator: "\n")
         let ins = try c.statement("INSERT INTO log(paths) VALUES(?1)")
         ins.bind(1, text: text)
         try ins.run()
         let seq = Int64(sqlite3_last_insert_rowid(c.handle))
-        try recordChange(c, seq: seq, change)
+        try recordChange(c, seq: seq, change, copyData: copyData)
         if seq % 100 == 0 {
             let trim = try c.statement("DELETE FROM log WHERE seq <= ?1")
             trim.bind(1, int: seq - EmbeddedDatabase.logKeep)

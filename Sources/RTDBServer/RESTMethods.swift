@@ -111,6 +111,7 @@ extension RESTHandler {
     /// PUT: replace the value (null deletes); with `if-match`, only if the ETag still matches.
     func put(_ c: Context) throws -> HTTPResponse {
         try WriteCheck.writable(c.path)
+        if let response = try putStreamed(c) { return response }
         let value = try bodyValue(c)
         try WriteCheck.value(value, at: c.path)
         if checksWrites(c.principal, c.namespace) {
@@ -134,6 +135,24 @@ extension RESTHandler {
         }
         let stored = try db.set(c.path, value)
         return written(stored, c, etag: wantsETag(c) ? ETag.of(stored) : nil)
+    }
+
+    /// Bodies from this size on are stored as they are read when they can be (`putStreamed`).
+    static let streamedBodyBytes = 1 << 20
+
+    /// A huge PUT whose body is plain JSON (`PlainJSON`) is stored leaf by leaf from its text,
+    /// never read into a tree of values, when nothing needs that tree: no rules to check it
+    /// against, no `if-match` or ETag to hash, no pretty answer. Its answer, the stored value,
+    /// is rendered from the text as well. Any other write takes the ordinary path (nil).
+    func putStreamed(_ c: Context) throws -> HTTPResponse? {
+        let body = c.request.body
+        guard body.count >= RESTHandler.streamedBodyBytes, body.count <= Limits.maxWriteBytes,
+              !checksWrites(c.principal, c.namespace), c.request.header("if-match") == nil, !wantsETag(c), !c.pretty,
+              let db = try c.database(provider).capability(StreamedWrites.self) else { return nil }
+        let stored = try body.withUnsafeBufferPointer { try db.setStreamed(c.path, json: $0) }
+        guard stored else { return nil }
+        if c.silent { return HTTPResponse(status: 204) }
+        return HTTPResponse.json(200, bytes: try body.withUnsafeBufferPointer { try PlainJSON.render($0) })
     }
 
     /// POST: a new child under a server push ID; answers `{"name": id}`.
