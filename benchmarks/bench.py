@@ -29,6 +29,7 @@ import rules_bench  # noqa: E402
 import remote_bench  # noqa: E402
 import offline_bench  # noqa: E402
 import realtime_bench  # noqa: E402
+import hostile_bench  # noqa: E402
 
 DEVNULL = subprocess.DEVNULL
 CLK_TCK = os.sysconf("SC_CLK_TCK")
@@ -799,7 +800,7 @@ def main():
     ap.add_argument("rtdb")
     ap.add_argument("work")
     ap.add_argument("--markdown")
-    ap.add_argument("--only", default="abcdefghrkitwo", help="subset of the goals to run, e.g. 'ae'")
+    ap.add_argument("--only", default="abcdefghrkitwolu", help="subset of the goals to run, e.g. 'ae'")
     ap.add_argument("--io-backend", choices=["native", "posix"], default="native",
                     help="RTDB_IO_BACKEND for every rtdb started (posix: poll(2) and the stat check)")
     args = ap.parse_args()
@@ -826,6 +827,8 @@ def main():
              ("g", lambda: serve_bench.bench_g(ctx, res)),
              ("h", lambda: remote_bench.bench_h(ctx, res, LineReader, gen_push_lines)),
              ("w", lambda: realtime_bench.bench_w(ctx, res)),
+             ("l", lambda: hostile_bench.bench_l(ctx, res)),
+             ("u", lambda: hostile_bench.bench_u(ctx, res)),
              ("r", lambda: rules_bench.bench_r(ctx, res)),
              ("k", lambda: bench_k(ctx, res, runs=15)),
              ("i", lambda: bench_i(ctx, res, runs=15)),

@@ -21,7 +21,7 @@ function __rtdb_scan
         --cache --cache-size --connect-timeout --auth-command \
         --start-at --start-after --end-at --end-before --equal-to --start-key --end-key \
         --limit-to-first --limit-to-last --string -s --file --max-retries --command-timeout --wait --count --exec-fail \
-        --host --port --data-dir --secret --max-connections --idle-timeout --max-response-bytes --max-write-bytes --write-size-limit --chunk-size --rules --project-id --jwks --tls-cert --tls-key \
+        --host --port --data-dir --secret --secret-file --max-connections --idle-timeout --max-response-bytes --max-write-bytes --write-size-limit --chunk-size --rules --project-id --jwks --tls-cert --tls-key \
         --on-disconnect-set --on-disconnect-update --on-disconnect-remove --on-connect-set --presence --last-online --events --transport \
         --session
     # Options that take two words: PATH VALUE.
@@ -212,7 +212,8 @@ complete -c rtdb -n '__rtdb_using on-disconnect' -l session -x -d 'the session t
 complete -c rtdb -n '__rtdb_using serve' -l host -x -d 'address to listen on (default 127.0.0.1)'
 complete -c rtdb -n '__rtdb_using serve' -l port -x -d 'port to listen on (default 9000; 0 picks one)'
 complete -c rtdb -n '__rtdb_using serve' -l data-dir -x -a '(__fish_complete_directories)' -d 'one database file per namespace'
-complete -c rtdb -n '__rtdb_using serve' -l secret -x -d 'require this credential (env RTDB_SECRET)'
+complete -c rtdb -n '__rtdb_using serve' -l secret -x -d 'require this credential (env RTDB_SERVE_SECRET or RTDB_SECRET)'
+complete -c rtdb -n '__rtdb_using serve' -l secret-file -r -F -d 'read the credential of --secret from FILE'
 complete -c rtdb -n '__rtdb_using serve' -l insecure -d 'allow a non-loopback address without --secret'
 complete -c rtdb -n '__rtdb_using serve' -l rules -r -F -d 'enforce the security rules in FILE'
 complete -c rtdb -n '__rtdb_using serve' -l project-id -x -d 'verify ID tokens for this project (needs --jwks)'

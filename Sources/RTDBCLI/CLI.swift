@@ -28,9 +28,9 @@ public enum CLI {
     }
 
     /// Options whose value is a secret.
-    static let secretOptions = [Global.auth.long, Global.accessToken.long]
+    static let secretOptions = [Global.auth.long, Global.accessToken.long, ServeCommand.secret.long]
 
-    /// Hides the values of `--auth` and `--access-token` in the process's own argument memory
+    /// Hides the values of `--auth`, `--access-token` and `--secret` in the process's own argument memory
     /// (after they were copied), so `ps` and /proc/PID/cmdline show `***`, not the token, nor
     /// its length: the arguments from the first secret on are written again, packed, with each
     /// secret as `***`, and the bytes left over at the end become NULs. Where the arguments do

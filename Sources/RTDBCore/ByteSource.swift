@@ -83,6 +83,11 @@ public final class BytesSource: ByteSource {
 
     public init(_ bytes: [UInt8]) { self.bytes = bytes }
 
+    /// The bytes in place, for a reader that need not copy them (`JSONStreamReader(borrowing:)`).
+    public func withBytes<R>(_ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
+        try bytes.withUnsafeBufferPointer(body)
+    }
+
     public func read(into buffer: UnsafeMutablePointer<UInt8>, count: Int) throws -> Int {
         let n = min(count, bytes.count - offset)
         if n > 0 {

@@ -62,7 +62,16 @@ public enum ImportKind: Sendable {
 public protocol StreamingWrites: Database {
     /// Writes the JSON read from `source` at `path` as `commit(.set)` (or `.update`) of the
     /// parsed value would, all or nothing. Returns the paths written (an update's entries).
-    func importJSON(_ path: Path, from source: ByteSource, as kind: ImportKind, progress: ProgressSink) throws -> [Path]
+    /// Values whose text fits in `window` bytes are read whole; the window is held at once.
+    func importJSON(_ path: Path, from source: ByteSource, as kind: ImportKind, window: Int,
+                    progress: ProgressSink) throws -> [Path]
+}
+
+extension StreamingWrites {
+    /// `importJSON` through the reader's default window (`JSONStreamReader.defaultWindow`).
+    public func importJSON(_ path: Path, from source: ByteSource, as kind: ImportKind, progress: ProgressSink) throws -> [Path] {
+        try importJSON(path, from: source, as: kind, window: JSONStreamReader.defaultWindow, progress: progress)
+    }
 }
 
 /// A database behind a server that limits what one request may do (Firebase): it can carry out

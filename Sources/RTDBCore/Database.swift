@@ -134,7 +134,7 @@ public enum WriteCheck {
         }
         let sorted = entries.sorted { PathOrder.compare($0.path, $1.path) < 0 }
         for i in sorted.indices.dropFirst() where sorted[i - 1].path.contains(sorted[i].path) {
-            throw RTDBError(.invalidData, "update paths overlap: \(sorted[i - 1].path) contains \(sorted[i].path)")
+            throw RTDBError(.invalidData, "update paths overlap: \(Limits.cut(sorted[i - 1].path.description)) contains \(Limits.cut(sorted[i].path.description))")
         }
         return sorted
     }

@@ -41,9 +41,14 @@ public final class JSONStreamReader {
     /// The default window: a value whose text is larger than this is walked rather than read whole.
     public static let defaultWindow = 16 << 20
 
-    private let source: ByteSource
+    private let source: ByteSource?
     private let buffer: UnsafeMutablePointer<UInt8>
     private let capacity: Int
+    /// Values whose text is longer than this are walked rather than read whole (strings are
+    /// read whole up to `capacity`).
+    private let wholeLimit: Int
+    /// The buffer is the caller's (`init(borrowing:)`), not the reader's to free.
+    private let borrowed: Bool
     private var i = 0
     private var end = 0
     private var eof = false
@@ -64,11 +69,34 @@ public final class JSONStreamReader {
         self.sink = sink
         self.base = base
         capacity = max(window, 16)
+        wholeLimit = capacity
         buffer = UnsafeMutablePointer<UInt8>.allocate(capacity: capacity)
+        borrowed = false
         self.progress = progress
     }
 
-    deinit { buffer.deallocate() }
+    /// Reads a document already in memory in place, without copying it: values whose text is
+    /// longer than `wholeLimit` bytes are walked. `bytes` must outlive the reader.
+    public init(borrowing bytes: UnsafeBufferPointer<UInt8>, sink: JSONStreamSink, base: Path, wholeLimit: Int,
+                progress: ProgressSink = Progress.none) {
+        source = nil
+        self.sink = sink
+        self.base = base
+        if let start = bytes.baseAddress {
+            buffer = UnsafeMutablePointer(mutating: start)
+            borrowed = true
+        } else {
+            buffer = UnsafeMutablePointer<UInt8>.allocate(capacity: 1)   // no bytes: nothing to borrow
+            borrowed = false
+        }
+        capacity = bytes.count
+        end = bytes.count
+        eof = true
+        self.wholeLimit = max(wholeLimit, 16)
+        self.progress = progress
+    }
+
+    deinit { if !borrowed { buffer.deallocate() } }
 
     /// The bytes read so far.
     public var bytesRead: Int64 { origin + Int64(end) }
@@ -124,7 +152,7 @@ public final class JSONStreamReader {
 
     /// Moves what is left to the front of the window and fills the rest from the source.
     private func refill() throws {
-        if eof { return }
+        guard !eof, let source else { return }
         if i > 0 {
             let left = end - i
             if left > 0 { memmove(buffer, buffer + i, left) }
@@ -187,33 +215,37 @@ public final class JSONStreamReader {
 
     /// Reads with `JSONReader` from the reading position: the result when the text it needs is
     /// in the window (refilled once when it might not be), nil when it is larger than the
-    /// window. A value is taken only when a byte follows it (or the input ends): a number at
-    /// the window's end might go on.
-    private func whole<T>(_ read: (inout JSONReader) throws -> T) throws -> T? {
+    /// window (or longer than `limit`). A value is taken only when a byte follows it (or the
+    /// input ends): a number at the window's end might go on.
+    private func whole<T>(limit: Int? = nil, _ read: (inout JSONReader) throws -> T) throws -> T? {
+        let limit = limit ?? wholeLimit
         var refilled = false
         while true {
-            var r = JSONReader(UnsafeBufferPointer(start: buffer + i, count: end - i))
+            let count = min(end - i, limit)
+            // The text given to the reader ends where the input does.
+            let complete = eof && count == end - i
+            var r = JSONReader(UnsafeBufferPointer(start: buffer + i, count: count))
             r.origin = origin + Int64(i)
             do {
                 let v = try read(&r)
-                if r.i < r.end || eof {
+                if r.i < r.end || complete {
                     i += r.i
                     return v
                 }
             } catch let e as RTDBError {
                 // Only a problem near the window's end may be the window's doing.
-                if eof || r.i + 8 < r.end { throw e }
+                if complete || r.i + 8 < r.end { throw e }
             }
-            // The value is cut by the window's end: once the window holds all it can from
-            // here, it is larger than the window.
-            if eof || refilled { return nil }
+            // The value is cut by the window's end (or the limit): once the window holds all
+            // it can from here, it is larger than the window.
+            if complete || refilled || count == limit { return nil }
             try refill()
             refilled = true
         }
     }
 
     private func string() throws -> String {
-        guard let s = try whole({ try $0.string() }) else {
+        guard let s = try whole(limit: capacity, { try $0.string() }) else {
             throw RTDBError(.tooLarge, "a key or string at \(Limits.show(base.keys + keys)) is longer than \(capacity) bytes")
         }
         return s
@@ -232,6 +264,11 @@ public final class JSONStreamReader {
         case UInt8(ascii: "{"): try object(depth: depth + 1, fresh: fresh, ownPriority: ownPriority)
         case UInt8(ascii: "["): try array(depth: depth + 1, fresh: fresh)
         case UInt8(ascii: "\""):
+            // A string is read whole up to the window, however low the limit for other values.
+            if capacity > wholeLimit, let v = try whole(limit: capacity, { try $0.value(depth: depth) }) {
+                try deliver { try sink.value(v, at: keys, fresh: fresh) }
+                return
+            }
             throw RTDBError(.tooLarge, "string at \(Limits.show(base.keys + keys)) is longer than \(capacity) bytes; the limit is \(Limits.maxStringBytes)")
         default:
             throw fail("number longer than \(capacity) bytes")

@@ -35,6 +35,19 @@ public enum Limits {
         return String(repeating: "0", count: 4 - h.count) + h
     }
 
+    /// User text for a message that quotes it itself: as it is up to `limit` characters, else
+    /// its first `limit` and `…` (an answer never echoes a client's input at length).
+    public static func cut(_ s: String, _ limit: Int = 80) -> String {
+        var n = 0
+        var end = s.unicodeScalars.startIndex
+        for i in s.unicodeScalars.indices {
+            n += 1
+            if n > limit { return String(s.unicodeScalars[..<end]) + "…" }
+            end = s.unicodeScalars.index(after: i)
+        }
+        return s
+    }
+
     /// A short, printable rendering of user text for error messages.
     public static func quote(_ s: String) -> String {
         var out = "\""

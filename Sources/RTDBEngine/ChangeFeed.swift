@@ -29,6 +29,7 @@ extension EmbeddedDatabase {
     static let changeDataLeaves = 2_000
     static let changeDataBytes = 65_536
 
+    /// Without `copyData` only the change's kind and place are recorded (readers read the value).
     func recordChange(_ c: Connection, seq: Int64, _ change: LoggedChange, copyData: Bool = true) throws {
         if !changesTableReady {
             try c.exec("CREATE TABLE IF NOT EXISTS changes(seq INTEGER PRIMARY KEY, op TEXT NOT NULL, base TEXT NOT NULL, data TEXT)")
@@ -58,7 +59,7 @@ extension EmbeddedDatabase {
         case .set(let path, let value):
             ins.bind(2, text: "set")
             ins.bind(3, text: EmbeddedDatabase.encodeString(path))
-            if value.leafCount <= EmbeddedDatabase.changeDataLeaves {
+            if copyData && value.leafCount <= EmbeddedDatabase.changeDataLeaves {
                 var out: [UInt8] = []
                 JSONWriter(export: true).write(value, into: &out)
                 data = out

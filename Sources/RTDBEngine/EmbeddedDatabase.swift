@@ -69,6 +69,8 @@ public final class EmbeddedDatabase: Database {
     static let oldestReadableSchemaVersion: Int64 = 1
     static let logKeep: Int64 = 10_000
     static let logMaxPaths = 256
+    /// The page cache of a connection, as SQLite's cache_size (negative: KiB): 64 MiB.
+    static let cacheKiB = -65_536
 
     /// `clock` returns milliseconds since the Unix epoch (server timestamps and push IDs).
     public init(file: String, timeoutSeconds: Double = 10,
@@ -142,7 +144,7 @@ public final class EmbeddedDatabase: Database {
                 _ = try c.text("PRAGMA journal_mode=WAL")
             }
             // A larger page cache keeps big writes from spilling pages before the commit.
-            try c.exec("PRAGMA synchronous=FULL; PRAGMA cache_size=-65536; PRAGMA journal_size_limit=67108864")
+            try c.exec("PRAGMA synchronous=FULL; PRAGMA cache_size=\(EmbeddedDatabase.cacheKiB); PRAGMA journal_size_limit=67108864")
             try dropLegacyCopy(c)   // this connection read the file before its upgrade
             if try c.integer("PRAGMA user_version") != EmbeddedDatabase.schemaVersion {
                 try c.exec("BEGIN IMMEDIATE")

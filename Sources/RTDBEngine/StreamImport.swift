@@ -10,11 +10,7 @@ extension EmbeddedDatabase: StreamingWrites {
     /// it was before the import (read through a second connection, which does not see the
     /// import's rows until it commits). The change feed records the write without its data,
     /// as it does any large write. Returns the paths written (for an update, each entry's).
-    public func importJSON(_ path: Path, from source: ByteSource, as kind: ImportKind, progress: ProgressSink) throws -> [Path] {
-        try importJSON(path, from: source, as: kind, window: JSONStreamReader.defaultWindow, progress: progress)
-    }
-
-    /// As `importJSON(_:from:as:progress:)` through a window of `window` bytes.
+    /// Values whose text fits in `window` bytes are read whole.
     public func importJSON(_ path: Path, from source: ByteSource, as kind: ImportKind, window: Int,
                            progress: ProgressSink = Progress.none) throws -> [Path] {
         if path.isPriority && kind == .update {
@@ -25,20 +21,33 @@ extension EmbeddedDatabase: StreamingWrites {
             try c.exec("BEGIN IMMEDIATE")
             return c
         }
+        // A small page cache for this write: its rows arrive mostly in key order and each page
+        // is written about once, so a large cache would only hold memory (SQLite spills full
+        // pages to the write-ahead log within the transaction). The usual cache is back
+        // afterwards, and the pages the write went through are given back.
+        try c.exec("PRAGMA cache_size=-8192")
+        defer { try? c.exec("PRAGMA cache_size=\(EmbeddedDatabase.cacheKiB); PRAGMA shrink_memory") }
         // Not retried as other writes are: the input cannot be read a second time.
         do {
             let sink = try ImportSink(self, c, path, kind)
             defer { sink.close() }
             progress.begin("import", total: source.size, unit: .bytes)
             defer { progress.end() }
-            let reader = JSONStreamReader(source: source, sink: sink, base: path, window: window, progress: progress)
-            switch kind {
-            case .set:
-                try sink.beginEntryPath(path)
-                try reader.readValue()
-                try sink.endEntry()
-            case .update:
-                try reader.readEntries()
+            func read(_ reader: JSONStreamReader) throws {
+                switch kind {
+                case .set:
+                    try sink.beginEntryPath(path)
+                    try reader.readValue()
+                    try sink.endEntry()
+                case .update:
+                    try reader.readEntries()
+                }
+            }
+            // Bytes already in memory (a request body) are read in place rather than copied.
+            if let bytes = source as? BytesSource {
+                try bytes.withBytes { try read(JSONStreamReader(borrowing: $0, sink: sink, base: path, wholeLimit: window)) }
+            } else {
+                try read(JSONStreamReader(source: source, sink: sink, base: path, window: window, progress: progress))
             }
             let written = try sink.finish()
             try c.exec("COMMIT")

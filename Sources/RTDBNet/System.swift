@@ -110,22 +110,27 @@ public func modificationNanos(_ st: stat) -> Int64 {
 // MARK: - Processes
 
 /// Raises this process's limit of open descriptors toward `wanted` (as far as the hard limit
-/// allows; Darwin also refuses more than OPEN_MAX unless the hard limit is finite and lower).
-public func raiseOpenFileLimit(to wanted: Int) {
+/// allows; Darwin also refuses more than OPEN_MAX unless the hard limit is finite and lower);
+/// returns the soft limit in force afterwards.
+@discardableResult
+public func raiseOpenFileLimit(to wanted: Int) -> Int {
     #if os(Linux)
     let resource = Int32(RLIMIT_NOFILE.rawValue)
     #else
     let resource = RLIMIT_NOFILE
     #endif
     var rl = rlimit()
-    guard getrlimit(resource, &rl) == 0 else { return }
+    guard getrlimit(resource, &rl) == 0 else { return wanted }
     var want = rlim_t(wanted)
     #if canImport(Darwin)
     want = min(want, rlim_t(OPEN_MAX))
     #endif
-    if rl.rlim_cur >= want { return }
-    rl.rlim_cur = min(want, rl.rlim_max)
-    _ = setrlimit(resource, &rl)
+    if rl.rlim_cur < want {
+        var raised = rl
+        raised.rlim_cur = min(want, rl.rlim_max)
+        if setrlimit(resource, &raised) == 0 { rl = raised }
+    }
+    return rl.rlim_cur >= rlim_t(Int.max) ? Int.max : Int(rl.rlim_cur)
 }
 
 /// The process's environment (`NAME=value` strings, nil-terminated). Darwin does not declare

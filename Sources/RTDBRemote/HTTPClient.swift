@@ -340,6 +340,15 @@ enum TLSHook {
         }
     }
 
+    /// What the message of a refused certificate starts with (TLSClientStream's wording).
+    static let verificationMarker = "over https: certificate verify failed: "
+
+    /// True when `error` is a server certificate that did not verify: not a passing outage,
+    /// so trying again would only try again forever.
+    static func isCertificateRefusal(_ error: RTDBError) -> Bool {
+        error.code == .unavailable && error.message.contains(verificationMarker)
+    }
+
     /// RS256 signature for a service-account JWT.
     static func signRS256(pemPrivateKey: String, data: [UInt8]) throws -> [UInt8] {
         do {

@@ -328,7 +328,7 @@ public final class RealtimeClient {
                 try connect()
                 return
             } catch let e as RTDBError where e.code == .unavailable || e.code == .timeout {
-                if shutdownReason != nil { throw e }
+                if shutdownReason != nil || TLSHook.isCertificateRefusal(e) { throw e }
                 last = e
             }
             if end != Int64.max && monotonicMillis() + Int64(pause) >= end {

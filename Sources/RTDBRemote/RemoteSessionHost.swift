@@ -77,6 +77,9 @@ final class RealtimeHeldSession: HeldSession {
             try client.connect()
         } catch let e as RTDBError where e.code == .unavailable || e.code == .timeout {
             if RealtimeClient.isUpgradeRefusal(e) { throw remote.restOnly(e.message) }
+            // A certificate that does not verify is no outage to wait out: the session ends
+            // with the reason (status 6) instead of retrying in silence.
+            if TLSHook.isCertificateRefusal(e) { throw e }
         }
         if client.connected {
             do {
@@ -123,7 +126,9 @@ final class RealtimeHeldSession: HeldSession {
                     if let n = try reregister(steps, events: events) { registeredOn = n }
                     pause = 1_000
                 } catch {
-                    // Unreachable again, or refused (a credential): try later, the session goes on.
+                    // Unreachable again, or refused (a credential): try later, the session goes on;
+                    // a certificate that no longer verifies ends it.
+                    if let e = error as? RTDBError, TLSHook.isCertificateRefusal(e) { throw e }
                     if let e = error as? RTDBError, e.code != .unavailable && e.code != .timeout {
                         try events(.note("session: \(e.message)"))
                     }

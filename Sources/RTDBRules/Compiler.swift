@@ -128,7 +128,7 @@ struct Compiler {
             if name.hasPrefix("$"), wildcards.contains(where: { KeyOrder.same($0, name) }) {
                 return (.wildcard(name), .string)
             }
-            throw ExpressionError(offset, "Unknown variable '\(name)'.")
+            throw ExpressionError(offset, "Unknown variable '\(Limits.cut(name))'.")
         }
     }
 
@@ -149,7 +149,7 @@ struct Compiler {
             }
         default: break
         }
-        throw ExpressionError(offset, "No such method/property '\(name)'.")
+        throw ExpressionError(offset, "No such method/property '\(Limits.cut(name))'.")
     }
 
     func call(_ callee: Syntax, _ args: [Syntax], _ offset: Int) throws -> (Code, StaticType) {
@@ -168,13 +168,13 @@ struct Compiler {
         let (b, bt) = try compile(base)
         switch bt {
         case .snapshot:
-            guard let m = SnapshotMethod(rawValue: name) else { throw ExpressionError(callee.offset, "No such method/property '\(name)'.") }
+            guard let m = SnapshotMethod(rawValue: name) else { throw ExpressionError(callee.offset, "No such method/property '\(Limits.cut(name))'.") }
             return try snapshotCall(b, m, args, offset)
         case .string, .anyObject, .anyPrimitive:
-            guard let m = StringMethod(rawValue: name) else { throw ExpressionError(callee.offset, "No such method/property '\(name)'.") }
+            guard let m = StringMethod(rawValue: name) else { throw ExpressionError(callee.offset, "No such method/property '\(Limits.cut(name))'.") }
             return try stringCall(b, m, args, offset)
         default:
-            throw ExpressionError(callee.offset, "No such method/property '\(name)'.")
+            throw ExpressionError(callee.offset, "No such method/property '\(Limits.cut(name))'.")
         }
     }
 

@@ -1,3 +1,5 @@
+import RTDBCore
+
 /// The regular-expression subset of rules (rules.md §5.3), parsed and matched here (no
 /// Foundation): literal characters, `\` escapes, `.`, `\s \w \d \S \W \D`, sets `[…]` / `[^…]`
 /// with ranges, groups, alternation, `* + ? {n} {n,} {n,m}`; `^` only first and `$` only last
@@ -26,7 +28,7 @@ public struct RuleRegex: Sendable {
     /// Why `body`/`flags` is not a valid rules regex: nil when it is.
     public init(body: String, flags: String) throws(RegexProblem) {
         if !flags.isEmpty && flags != "i" {
-            throw RegexProblem("Invalid regular expression flags '\(flags)': only 'i' is supported.")
+            throw RegexProblem("Invalid regular expression flags '\(Limits.cut(flags))': only 'i' is supported.")
         }
         caseInsensitive = flags == "i"
         var scalars = Array(body.unicodeScalars)

@@ -72,7 +72,7 @@ public final class RuleSet: @unchecked Sendable {
                 if tree != nil { problems.append(RulesProblem(m.key.position, "Duplicate 'rules' property.")); continue }
                 tree = RuleSet.load(m.value, wildcards: [], problems: &problems)
             } else {
-                problems.append(RulesProblem(m.key.position, "Unexpected top-level property '\(m.key.text)': only 'rules' is allowed."))
+                problems.append(RulesProblem(m.key.position, "Unexpected top-level property '\(Limits.cut(m.key.text))': only 'rules' is allowed."))
             }
         }
         guard let tree else {
@@ -93,7 +93,7 @@ public final class RuleSet: @unchecked Sendable {
         for m in members {
             let key = m.key.text
             if seen.contains(where: { KeyOrder.same($0, key) }) {
-                problems.append(RulesProblem(m.key.position, "Duplicate key '\(key)'."))
+                problems.append(RulesProblem(m.key.position, "Duplicate key '\(Limits.cut(key))'."))
                 continue
             }
             seen.append(key)
@@ -110,22 +110,22 @@ public final class RuleSet: @unchecked Sendable {
                 node.indexOn = indexOn(m.value, problems: &problems)
             default:
                 if key.hasPrefix(".") {
-                    problems.append(RulesProblem(m.key.position, "Invalid key '\(key)': keys starting with '.' are reserved."))
+                    problems.append(RulesProblem(m.key.position, "Invalid key '\(Limits.cut(key))': keys starting with '.' are reserved."))
                 } else if key.hasPrefix("$") {
                     let name = key
                     let rest = String(name.dropFirst())
                     if rest.isEmpty || Limits.keyProblem(rest) != nil {
-                        problems.append(RulesProblem(m.key.position, "Invalid wildcard name '\(key)'."))
+                        problems.append(RulesProblem(m.key.position, "Invalid wildcard name '\(Limits.cut(key))'."))
                     } else if node.wildcard != nil {
-                        problems.append(RulesProblem(m.key.position, "Only one wildcard ('$' key) is allowed per location: '\(key)'."))
+                        problems.append(RulesProblem(m.key.position, "Only one wildcard ('$' key) is allowed per location: '\(Limits.cut(key))'."))
                     } else if wildcards.contains(where: { KeyOrder.same($0, name) }) {
-                        problems.append(RulesProblem(m.key.position, "Wildcard '\(key)' is already bound above this location."))
+                        problems.append(RulesProblem(m.key.position, "Wildcard '\(Limits.cut(key))' is already bound above this location."))
                     } else {
                         node.wildcard = (name, load(m.value, wildcards: wildcards + [name], problems: &problems))
                     }
                 } else if Limits.keyProblem(key) != nil {
                     problems.append(RulesProblem(m.key.position,
-                        "Key names can't contain \".\", \"#\", \"$\", \"/\", \"[\", or \"]\" (unbound names start with \"$\"): '\(key)'."))
+                        "Key names can't contain \".\", \"#\", \"$\", \"/\", \"[\", or \"]\" (unbound names start with \"$\"): '\(Limits.cut(key))'."))
                 } else {
                     node.children.append((key, load(m.value, wildcards: wildcards, problems: &problems)))
                 }
@@ -170,7 +170,7 @@ public final class RuleSet: @unchecked Sendable {
             if s.text == ".value" { out.append(s.text); return }
             let keys = s.text.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
             if keys.isEmpty || keys.contains(where: { Limits.keyProblem($0) != nil }) {
-                problems.append(RulesProblem(s.position, "Invalid .indexOn path '\(s.text)'."))
+                problems.append(RulesProblem(s.position, "Invalid .indexOn path '\(Limits.cut(s.text))'."))
                 return
             }
             out.append(keys.joined(separator: "/"))

@@ -25,14 +25,23 @@ extension ServerNamespaces: CommitStorage {}
 /// a write before its ack). The onDisconnect writes of ended sessions run first in a batch and
 /// answer nobody.
 ///
-/// The seam for the work ahead: a write that stages a huge body incrementally, or a batch that
-/// commits off the loop, changes only how `run` reaches `commitBatch` and when completions run.
+/// A write with a huge body runs away from the loop (DetachedWrites.swift): it is submitted
+/// with `submitDetached`; the batch before it commits first, then it starts, and no batch runs
+/// until `detachedFinished()`: one writer at a time, and never the loop waiting for the lock.
 final class GroupCommit {
     typealias Completion = (_ lost: RTDBError?) -> Void
 
+    private enum Entry {
+        case write(() -> Completion)
+        /// Starts a detached write, which calls `detachedFinished()` when it ends.
+        case detached(() -> Void)
+    }
+
     private let storage: CommitStorage
     private var disconnects: [() -> Void] = []
-    private var writes: [() -> Completion] = []
+    private var writes: [Entry] = []
+    /// A detached write is running: batches wait for it.
+    private(set) var detachedRunning = false
 
     init(storage: CommitStorage) {
         self.storage = storage
@@ -40,18 +49,42 @@ final class GroupCommit {
 
     var isEmpty: Bool { writes.isEmpty && disconnects.isEmpty }
 
+    /// Something is submitted and may run now.
+    var canRun: Bool { !isEmpty && !detachedRunning }
+
     /// Adds a write to the next batch.
-    func submit(_ write: @escaping () -> Completion) { writes.append(write) }
+    func submit(_ write: @escaping () -> Completion) { writes.append(.write(write)) }
+
+    /// Adds a write that runs away from the loop, after the writes submitted before it.
+    func submitDetached(_ start: @escaping () -> Void) { writes.append(.detached(start)) }
+
+    /// The detached write ended (committed or not): batches may run again.
+    func detachedFinished() { detachedRunning = false }
 
     /// Adds an ended session's onDisconnect writes to the next batch.
     func submitDisconnect(_ write: @escaping () -> Void) { disconnects.append(write) }
 
     /// Runs one batch of everything submitted so far (nothing when nothing was).
     func run(committed: (_ files: [String]) -> Void) {
-        if isEmpty { return }
-        let ds = disconnects, ws = writes
+        if !canRun { return }
+        // The writes up to the first detached one; that one starts once they are committed.
+        var ws: [() -> Completion] = []
+        var detached: (() -> Void)? = nil
+        var taken = 0
+        for entry in writes {
+            taken += 1
+            if case .write(let w) = entry { ws.append(w) } else if case .detached(let start) = entry { detached = start; break }
+        }
+        writes.removeFirst(taken)
+        defer {
+            if let detached {
+                detachedRunning = true
+                detached()
+            }
+        }
+        let ds = disconnects
         disconnects = []
-        writes = []
+        if ds.isEmpty && ws.isEmpty { return }
         storage.beginBatch()
         storage.startRequest()
         for d in ds { d() }

@@ -56,8 +56,13 @@ final class HTTPHandler {
     /// The bytes of `response` to `request`, and whether the connection stays open after it
     /// (not when the client asked to close, nor while the server stops).
     static func frame(_ response: HTTPResponse, to request: HTTPRequest, stopping: Bool) -> (bytes: [UInt8], keepAlive: Bool) {
-        let keep = request.keepAlive && !stopping
+        let keep = keepsAlive(request, stopping: stopping)
         return (response.serialize(keepAlive: keep), keep)
+    }
+
+    /// Whether the connection stays open after answering `request`.
+    static func keepsAlive(_ request: HTTPRequest, stopping: Bool) -> Bool {
+        request.keepAlive && !stopping
     }
 
     /// What an upgrade request is answered with.

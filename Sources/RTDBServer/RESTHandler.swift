@@ -44,7 +44,8 @@ public final class RESTHandler {
     public var security = SecurityOptions()
     /// The read and write size limits (ServeLimits.swift).
     public var sizeLimits = ServeLimits()
-    /// Rules put at run time, by namespace (they replace `security.rules` there).
+    /// Rules put at run time, by the data they govern (`NamespaceProvider.rulesScope`): they
+    /// replace `security.rules` for every namespace that names that data.
     var namespaceRules: [String: RuleSet] = [:]
     /// Called with the namespace after its rules change (the server re-checks its streams).
     public var onRulesChanged: ((String) -> Void)?
@@ -60,6 +61,20 @@ public final class RESTHandler {
     public init(provider: NamespaceProvider, secret: String?) {
         self.provider = provider
         self.secret = secret
+    }
+
+    /// A handler with the same settings and rules over `provider`, for one request on another
+    /// thread (DetachedWrites): it shares no mutable state with this one.
+    func detachedCopy(provider: NamespaceProvider) -> RESTHandler {
+        let h = RESTHandler(provider: provider, secret: secret)
+        h.security = security
+        h.namespaceRules = namespaceRules
+        h.clock = clock
+        // A generator of its own (a copy would continue this one's sequence and could repeat
+        // a key made here in the same millisecond).
+        h.pushIDs = PushIDGenerator()
+        h.defaultNamespace = defaultNamespace
+        return h
     }
 
     static let allowedMethods = "GET, HEAD, PUT, POST, PATCH, DELETE, OPTIONS"
@@ -111,6 +126,9 @@ public final class RESTHandler {
         switch target {
         case .inspectDatabases:
             guard method == "GET" || method == "HEAD" else { throw notAllowed("GET") }
+            // The names of other databases are the server's, not any one database's: with a
+            // secret only the secret lists them, whatever a namespace's rules let a user read.
+            if secret != nil && !hasAdminCredential(request) { throw RESTError.permissionDenied }
             let names = try provider.namespaces()
             var out: [UInt8] = [UInt8(ascii: "[")]
             for (i, n) in names.enumerated() {

@@ -127,6 +127,7 @@ extension RESTHandler {
     /// PUT: replace the value (null deletes); with `if-match`, only if the ETag still matches.
     func put(_ c: Context) throws -> HTTPResponse {
         try WriteCheck.writable(c.path)
+        if let response = try putStreamed(c) { return response }
         let value = try bodyValue(c)
         try WriteCheck.value(value, at: c.path)
         try checkWriteSize(c, sent: c.request.body.count, replaced: [c.path])
@@ -151,6 +152,28 @@ extension RESTHandler {
         }
         let stored = try db.set(c.path, value)
         return written(stored, c, etag: wantsETag(c) ? ETag.of(stored) : nil)
+    }
+
+    /// Bodies from this size on are stored as they are read when they can be (`putStreamed`).
+    static let streamedBodyBytes = 1 << 20
+
+    /// A huge PUT whose body is plain JSON (`PlainJSON`) is stored by the streaming importer
+    /// (`StreamingWrites`), never read into a tree of values, when nothing needs that tree: no
+    /// rules to check it against, no `if-match` or ETag to hash, no pretty answer. Its answer,
+    /// the stored value, is rendered from the text as well. Any other write takes the ordinary
+    /// path (nil).
+    func putStreamed(_ c: Context) throws -> HTTPResponse? {
+        let body = c.request.body
+        guard body.count >= RESTHandler.streamedBodyBytes, body.count <= sizeLimits.maxWriteBytes,
+              !checksWrites(c.principal, c.namespace), c.request.header("if-match") == nil, !wantsETag(c), !c.pretty,
+              !c.path.isPriority, body.withUnsafeBufferPointer({ PlainJSON.isPlain($0, depth: c.path.count) }),
+              let db = try c.database(provider).capability(StreamingWrites.self) else { return nil }
+        try checkWriteSize(c, sent: body.count, replaced: [c.path])
+        // The body is read in place; values past a small size are walked, not built whole.
+        _ = try db.importJSON(c.path, from: BytesSource(body), as: .set, window: RESTHandler.streamedBodyBytes,
+                              progress: Progress.none)
+        if c.silent { return HTTPResponse(status: 204) }
+        return HTTPResponse.json(200, bytes: try body.withUnsafeBufferPointer { try PlainJSON.render($0) })
     }
 
     /// POST: a new child under a server push ID; answers `{"name": id}`.

@@ -93,17 +93,34 @@ final class TokenCache {
 public struct StreamAccess: @unchecked Sendable {
     public var namespace: String
     public var path: Path
+    /// Who opened the stream, as the rules in force then judged it (its token's expiry ends it).
     public var principal: Principal
     public var query: RuleQuery
+    /// The request that opened the stream, whose credentials are judged again under rules set
+    /// later (nil: `principal` stands): a stream opened while no rules were loaded, when every
+    /// client is the admin, must not outlive rules that refuse its client.
+    public var credentials: HTTPRequest? = nil
+
+    public init(namespace: String, path: Path, principal: Principal, query: RuleQuery, credentials: HTTPRequest? = nil) {
+        self.namespace = namespace
+        self.path = path
+        self.principal = principal
+        self.query = query
+        self.credentials = credentials
+    }
 }
 
 extension RESTHandler {
     static let unauthorized = RESTError(401, "Unauthorized request.")
     static let unparsableToken = RESTError(401, "Could not parse auth token.")
 
-    /// The rules in force for `namespace` (nil: none loaded).
+    /// Whether any rules are loaded, for any data.
+    var hasRules: Bool { security.rules != nil || !namespaceRules.isEmpty }
+
+    /// The rules in force for `namespace` (nil: none loaded): those last set for the data it
+    /// names, under whatever name they were set.
     func rules(for namespace: String) -> RuleSet? {
-        namespaceRules[namespace] ?? security.rules
+        namespaceRules[provider.rulesScope(of: namespace)] ?? security.rules
     }
 
     /// The credentials a request presents: `Authorization: Bearer` values, `access_token=`
@@ -212,16 +229,18 @@ extension RESTHandler {
 
     /// Refuses a read the rules do not grant (401), then a query on an undeclared index (400,
     /// with `--strict-indexes`, admin included).
+    /// For a stream, returns what it must keep being granted: every stream is checked again
+    /// when rules change, whatever the rules (or their absence) when it opened.
     func authorizeRead(_ c: Context, _ principal: Principal, query: Query?) throws -> StreamAccess? {
-        var access: StreamAccess?
+        var rq: RuleQuery? = nil
         if let rules = rules(for: c.namespace), !isAdmin(principal) {
-            let rq = RESTHandler.ruleQuery(c.request)
+            let q = RESTHandler.ruleQuery(c.request)
+            rq = q
             let db = try c.database(provider)
             let data = RuleData.stored(in: db)
-            guard rules.canRead(c.path, principal: principal, query: rq, now: clock(), data: data) else {
+            guard rules.canRead(c.path, principal: principal, query: q, now: clock(), data: data) else {
                 throw RESTError.permissionDenied
             }
-            access = StreamAccess(namespace: c.namespace, path: c.path, principal: principal, query: rq)
         }
         if security.strictIndexes, let q = query {
             let rules = rules(for: c.namespace) ?? RuleSet.open
@@ -233,15 +252,34 @@ extension RESTHandler {
             }
             if let index, let message = rules.missingIndex(index, at: c.path) { throw RESTError(400, message) }
         }
-        return access
+        guard wantsStream(c.request) else { return nil }
+        return StreamAccess(namespace: c.namespace, path: c.path, principal: principal, query: rq ?? RESTHandler.ruleQuery(c.request),
+                            credentials: RESTHandler.credentials(of: c.request))
+    }
+
+    /// The credentials of `request` alone (its `Authorization` headers, its `auth`,
+    /// `access_token` and `auth_variable_override` parameters), for judging them again later
+    /// without keeping the rest of the request.
+    static func credentials(of request: HTTPRequest) -> HTTPRequest {
+        var target = "/"
+        for q in request.query where q.name == "auth" || q.name == "access_token" || q.name == "auth_variable_override" {
+            target += (target == "/" ? "?" : "&") + q.name + "=" + PercentCoding.encode(q.value)
+        }
+        return HTTPRequest(method: "GET", target: target, headers: request.headers.filter { $0.name == "authorization" })
     }
 
     /// True while a stream's location stays readable for its principal.
     public func canStillRead(_ access: StreamAccess) -> Bool {
         guard let rules = rules(for: access.namespace) else { return true }
+        var principal = access.principal
+        if let credentials = access.credentials {
+            guard let now = try? self.principal(credentials, namespace: access.namespace) else { return false }
+            principal = now
+        }
+        if isAdmin(principal) { return true }
         guard let db = try? provider.database(access.namespace) else { return false }
         let data = RuleData.stored(in: db)
-        return rules.canRead(access.path, principal: access.principal, query: access.query, now: clock(), data: data)
+        return rules.canRead(access.path, principal: principal, query: access.query, now: clock(), data: data)
     }
 
     func isAdmin(_ p: Principal) -> Bool {
@@ -298,7 +336,7 @@ extension RESTHandler {
             let loaded: RuleSet
             do { loaded = try RuleSet(text) } catch { throw RESTError(400, error.description) }
             if request.queryValue("dryRun") != "true" {
-                namespaceRules[namespace] = loaded
+                namespaceRules[provider.rulesScope(of: namespace)] = loaded
                 onRulesChanged?(namespace)
             }
             return HTTPResponse.json(200, "{\"status\":\"ok\"}")

@@ -10,6 +10,15 @@ public protocol NamespaceProvider: AnyObject {
     func database(_ namespace: String) throws -> Database
     /// The namespaces that exist, for `GET /.inspect/databases.json`.
     func namespaces() throws -> [String]
+    /// What the rules of `namespace` belong to: the data it names. Names that reach the same
+    /// data (every name, on a server of one file) must answer the same scope, so that rules
+    /// set under one name govern every name by which a client may reach the data.
+    func rulesScope(of namespace: String) -> String
+}
+
+extension NamespaceProvider {
+    /// By default each namespace is data of its own.
+    public func rulesScope(of namespace: String) -> String { namespace }
 }
 
 /// A streaming read (`Accept: text/event-stream`) that passed the same validation and
@@ -20,8 +29,8 @@ public struct StreamRequest: Sendable {
     /// The query the stream reflects, or nil for the whole value at `path` (an `orderBy`
     /// without bounds or limits selects the whole value too, so it is nil then).
     public var query: Query?
-    /// Set when rules govern the stream: what to check again after each commit and rules
-    /// change (the stream is cancelled once its location stops being readable).
+    /// What to check again after each commit and rules change (the stream is cancelled once
+    /// its location stops being readable); set on every stream, governed by rules yet or not.
     public var access: StreamAccess?
     /// `format=export`: event data carries priorities (and objects never become arrays).
     public var export = false

@@ -83,17 +83,23 @@ final class RealtimeHandler {
             // Writes belong to the group commit; answered here only if one arrives out of turn.
             return [.response(write(.request(request), session))]
         case .raw(let action, _):
-            return [.response(.failure(r, .failure, "unknown action \(action)"))]
+            return [.response(.failure(r, .failure, "unknown action \(Limits.cut(action))"))]
         }
     }
 
     /// A listen: checked by the rules, then its current data (before the ok: an ok first makes
     /// the SDK raise value(null)), then the ok.
     private func listen(_ l: RealtimeListen, _ r: Int64, _ session: RealtimeSession, connection: UInt64) throws -> [RealtimeMessage] {
-        let governed = try authorizeRead(session, l.path, l.query)
+        _ = try authorizeRead(session, l.path, l.query)
         let key = RealtimeSession.listenKey(l.path, l.tag)
+        if session.listens[key] == nil && session.listens.count >= RealtimeSession.maxListens {
+            return [.response(.failure(r, .failure, "too many listens on this connection (at most \(RealtimeSession.maxListens)): "
+                                       + "close some, or listen higher in the tree"))]
+        }
         if let old = session.listens[key] { streams.close(old) }
-        session.access[key] = governed ? (l.path, l.query, l.queryObject) : nil
+        // Every listen is checked again when rules change, governed now or not: rules loaded
+        // later (under any name of the same data) must be able to take it away.
+        session.access[key] = (l.path, l.query, l.queryObject)
         let sub = streams.subscriber(connection: connection, kind: .realtime(location: l.path, tag: l.tag))
         session.listens[key] = sub
         let first = try streams.open(sub, file: namespaces.path(of: session.namespace), db: try namespaces.embedded(session.namespace),
@@ -194,6 +200,8 @@ final class RealtimeHandler {
     /// The listens the rules no longer let the session read end: the client gets `c` (its
     /// cancel callback raises permission_denied).
     func recheck(_ session: RealtimeSession) -> [RealtimeMessage] {
+        // Without rules every listen stays: nothing to ask, however many there are.
+        guard rest.rules(for: session.namespace) != nil else { return [] }
         var out: [RealtimeMessage] = []
         for (key, a) in session.access {
             if (try? authorizeRead(session, a.path, a.query)) != nil { continue }

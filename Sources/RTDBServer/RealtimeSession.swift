@@ -20,7 +20,10 @@ final class RealtimeSession {
     var disconnect = DisconnectWrites()
     /// Open listens by path and tag.
     var listens: [[UInt8]: StreamSubscriber] = [:]
-    /// What each listen needs the rules to keep granting (only listens the rules govern).
+    /// Listens one connection may hold at once: each costs the server a view and its value,
+    /// so one client must not be able to make it hold without bound.
+    static let maxListens = 50_000
+    /// What each listen needs the rules to keep granting (every listen: rules may be loaded later).
     /// `queryObject` is the query as the client sent it (sent back when the listen is revoked).
     var access: [[UInt8]: (path: Path, query: Query?, queryObject: JSONText?)] = [:]
 

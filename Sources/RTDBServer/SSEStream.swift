@@ -8,7 +8,7 @@ import RTDBWire
 /// it was opened with expires, a keep-alive when it has been quiet — and when it ends.
 final class SSEStream {
     let subscriber: StreamSubscriber
-    /// What the rules must keep granting for the stream to stay open (nil: not governed).
+    /// What the rules must keep granting for the stream to stay open (nil once it ended).
     private(set) var access: StreamAccess?
 
     init(subscriber: StreamSubscriber, access: StreamAccess?) {

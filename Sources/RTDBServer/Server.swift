@@ -54,6 +54,13 @@ public final class Server {
     /// The database files may hold commits the streams have not seen.
     private var feedDirty = false
     private var pollTimer: EventLoop.TimerID? = nil
+    /// Connections accepted at most: `options.maxConnections`, lowered to what the descriptor
+    /// limit the process could get leaves room for (see `descriptorBudget`).
+    public private(set) var maxConnections: Int
+    /// Accepting waits while the process is out of descriptors (see `acceptFailed`).
+    private var acceptPaused = false
+    private var lastAcceptLog: Int64 = -1_000_000
+    private var acceptFailures = 0
 
     /// Binds the socket (so the caller can print where it listens) without serving yet.
     public init(options: Options, namespaces: ServerNamespaces, watchFolder: String?,
@@ -66,7 +73,7 @@ public final class Server {
         let listener = try TCPListener(host: options.host, port: options.port)
         self.listener = listener
         let tls = options.tls != nil
-        self.core = ServerCore(options: options, namespaces: namespaces, rest: rest,
+        self.core = try ServerCore(options: options, namespaces: namespaces, rest: rest,
                                url: { Server.url(listener, tls: tls) })
         self.loop = try EventLoop()
         self.signals = try SignalPipe()
@@ -76,7 +83,9 @@ public final class Server {
         setNonBlocking(fds[1])
         stopPipe = (fds[0], fds[1])
         watch = watchFolder.flatMap { try? FolderWatch(folder: $0) }
-        raiseOpenFileLimit(to: options.maxConnections + 64)
+        let reserve = Server.reservedDescriptors(openFiles: namespaces.maxOpenFiles)
+        let limit = raiseOpenFileLimit(to: options.maxConnections + reserve)
+        maxConnections = Server.connectionCap(options.maxConnections, descriptorLimit: limit, reserve: reserve)
         rest.onRulesChanged = { [unowned self] ns in
             self.core.recheck()
             self.createDeclaredIndexes(ns)
@@ -90,6 +99,7 @@ public final class Server {
             while read(self.stopPipe.read, &b, b.count) > 0 {}
             self.stopSignal = SIGTERM
         }
+        try loop.watch(core.detached.wakeRead) { [unowned self] _ in self.core.detached.drain() }
         if let watch {
             try loop.watch(watch.fd) { [unowned self] _ in
                 watch.drain()
@@ -155,10 +165,14 @@ public final class Server {
             loop.unwatch(listener.fd, token: listenerToken)
             core.stopping = true
             core.serveQueued()
+            // A write running away from the loop is waited for: it may be acknowledged yet.
+            if core.detached.isRunning || core.commit.canRun { return }
             loop.stop()
             return
         }
         core.serveQueued()
+        // A connection's slice ran out: the next turn must come without waiting.
+        if core.hasDeferredWork { loop.schedule(after: 0) {} }
         guard !core.streams.isEmpty else { feedDirty = false; return }
         // A slow safety poll while anything streams: a commit the folder watch missed.
         if pollTimer == nil {
@@ -180,22 +194,25 @@ public final class Server {
     private func scheduleSweep() {
         loop.schedule(after: 1_000) { [unowned self] in
             self.core.sweep(now: monotonicMillis())
-            for (_, db) in self.namespaces.openDatabases where ((try? db.reapDeadSessions()) ?? 0) > 0 {
-                self.feedDirty = true
+            // (Not while a detached write holds a file's lock: the loop never waits for it.)
+            if !self.core.commit.detachedRunning {
+                for (_, db) in self.namespaces.openDatabases where ((try? db.reapDeadSessions()) ?? 0) > 0 {
+                    self.feedDirty = true
+                }
             }
             self.scheduleSweep()
         }
     }
 
     func acceptAll() {
-        while true {
+        while !acceptPaused {
             let fd: Int32?
             do { fd = try listener.accept() } catch {
-                core.log.error("\(error)")
+                acceptFailed(error)
                 return
             }
             guard let fd else { return }
-            if core.connections.count >= options.maxConnections {
+            if core.connections.count >= maxConnections {
                 // Full: refuse the newcomer, leave everyone else alone.
                 close(fd)
                 continue
@@ -214,6 +231,42 @@ public final class Server {
             }
             core.add(link)
         }
+    }
+
+    /// `accept` failed, most often for want of descriptors (EMFILE, ENFILE): the connection
+    /// stays in the kernel's queue and the listener stays readable, so trying again at once
+    /// would spin. Accepting stops for 100 ms instead (the clients already connected are served
+    /// meanwhile, and may close and free descriptors), and the failure is logged at most once
+    /// a second, with the number of failures since the last line.
+    private func acceptFailed(_ error: Error) {
+        acceptFailures += 1
+        let now = monotonicMillis()
+        if now - lastAcceptLog >= 1_000 {
+            lastAcceptLog = now
+            core.log.event("accept_paused", [("message", "\(error)"), ("failures", String(acceptFailures)),
+                                             ("connections", String(core.connections.count))])
+            acceptFailures = 0
+        }
+        acceptPaused = true
+        loop.unwatch(listener.fd, token: listenerToken)
+        loop.schedule(after: 100) { [unowned self] in
+            self.acceptPaused = false
+            guard self.stopSignal == nil else { return }
+            if let token = try? self.loop.watch(self.listener.fd, { [unowned self] _ in self.acceptAll() }) {
+                self.listenerToken = token
+            }
+        }
+    }
+
+    /// Descriptors kept for what is not a connection: the listener, the loop, pipes, the
+    /// folder watch, standard streams, and three for each database file that may be open
+    /// (the file, its write-ahead log and its shared memory).
+    static func reservedDescriptors(openFiles: Int) -> Int { 32 + 3 * openFiles }
+
+    /// `wanted` connections, at most what `limit` descriptors leave after `reserve` (and never
+    /// fewer than one, nor than half the limit: a low limit still serves someone).
+    static func connectionCap(_ wanted: Int, descriptorLimit limit: Int, reserve: Int) -> Int {
+        max(1, min(wanted, max(limit - reserve, limit / 2)))
     }
 
     private func shutdown() {

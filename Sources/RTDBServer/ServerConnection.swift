@@ -32,7 +32,10 @@ final class ServerConnection {
     private var parser: HTTPRequestParser
     /// When the first byte of a request head still incomplete arrived (slow-loris check).
     private var headStarted: Int64? = nil
+    /// Requests in arrival order; those before `queueHead` have run (dropped in bulk, so taking
+    /// the next one never moves the rest).
     private var queue: [Work] = []
+    private var queueHead = 0
     private var waitingForCommit = false
     /// In the core's list of connections with work to run.
     var scheduled = false
@@ -47,6 +50,13 @@ final class ServerConnection {
 
     /// The socket is readable: what it has is handled as it arrives.
     func readable() {
+        // A client far ahead of its answers waits (its bytes stay in the socket) until the
+        // queue shrinks (runQueued watches for input again). Called while paused, the socket
+        // hung up or failed: read, to find out and close.
+        if queueIsFull && !link.readingPaused {
+            link.pauseReading(true)
+            return
+        }
         link.readAvailable(into: &core.readBuffer) { received($0) }
         if link.closed, let why = link.failure { core.log.tlsFailure(why) }
     }
@@ -143,17 +153,48 @@ final class ServerConnection {
     }
 
     private func enqueue(_ work: Work) {
+        if queueHead > 0 && queueHead == queue.count { clearQueue() }
         queue.append(work)
         if !waitingForCommit { core.schedule(self) }
     }
 
+    private func clearQueue() {
+        queue.removeAll()
+        queueHead = 0
+    }
+
     // MARK: running requests
 
+    /// Requests one connection runs in one turn before others get theirs: a client that sends
+    /// thousands at once is served in slices, and everyone else's requests wait for one slice
+    /// at most.
+    static let turnBudget = 64
+
+    /// Work that could run now.
+    var hasRunnableWork: Bool { queueHead < queue.count && !link.closed && !waitingForCommit }
+
+    /// Too much waiting work: nothing more is read until it shrinks (the socket's buffer then
+    /// fills and the client's sends wait: back-pressure instead of an unbounded queue).
+    var queueIsFull: Bool { queue.count - queueHead >= 4_096 }
+
     /// Runs queued requests in order: reads at once, up to the first write, which goes to the
-    /// group commit (the rest then waits for its answer).
+    /// group commit (the rest then waits for its answer); at most `turnBudget` of them. What it
+    /// sends goes out in one write at the end.
     func runQueued() {
-        while !queue.isEmpty && !link.closed && !waitingForCommit {
-            let work = queue.removeFirst()
+        link.hold()
+        defer {
+            link.release()
+            if link.readingPaused && !queueIsFull { link.pauseReading(false) }
+        }
+        var budget = ServerConnection.turnBudget
+        while hasRunnableWork && budget > 0 {
+            budget -= 1
+            let work = queue[queueHead]
+            queueHead += 1
+            if queueHead >= 1_024 && queueHead * 2 >= queue.count {
+                queue.removeFirst(queueHead)   // what ran, dropped in bulk
+                queueHead = 0
+            }
             switch work {
             case .http(let req):
                 let kind = HTTPHandler.kind(req)
@@ -162,7 +203,7 @@ final class ServerConnection {
                     return
                 }
                 answerRead(req, upgrade: kind == .upgrade)
-                if case .http = role, !link.closing {} else { queue.removeAll() }
+                if case .http = role, !link.closing {} else { clearQueue() }
                 if case .stream = role { return }
             case .realtime(let w):
                 if w.isWrite {
@@ -177,6 +218,15 @@ final class ServerConnection {
     private func submit(_ work: Work) {
         waitingForCommit = true
         let started = monotonicNanos()
+        if case .http(let req) = work, DetachedWrites.wants(req) {
+            core.commit.submitDetached { [self] in
+                core.runDetached(req) { response in
+                    self.writeDone()
+                    self.respond(req, response, started: started)
+                }
+            }
+            return
+        }
         core.commit.submit { [self] in
             switch work {
             case .http(let req):
@@ -201,7 +251,7 @@ final class ServerConnection {
 
     private func writeDone() {
         waitingForCommit = false
-        if !queue.isEmpty { core.schedule(self) }
+        if hasRunnableWork { core.schedule(self) }
     }
 
     private func answerRead(_ req: HTTPRequest, upgrade isUpgrade: Bool) {
@@ -218,14 +268,20 @@ final class ServerConnection {
 
     /// Sends `response`; the connection closes after it when the client or the server says so.
     private func respond(_ req: HTTPRequest, _ response: HTTPResponse, started: UInt64) {
-        let (bytes, keepAlive) = HTTPHandler.frame(response, to: req, stopping: core.stopping)
-        if !keepAlive { queue.removeAll() }
+        let keepAlive = HTTPHandler.keepsAlive(req, stopping: core.stopping)
+        if !keepAlive { clearQueue() }
         core.log.request(req, status: response.status, started: started)
-        link.send(bytes, andClose: !keepAlive)
+        if response.body.count >= 65_536 && !HTTPResponse.bodyless(response.status) {
+            // A large body goes out as it is, after its head: no copy of it behind the head.
+            link.send(response.serializeHead(keepAlive: keepAlive))
+            link.send(response.body, andClose: !keepAlive)
+        } else {
+            link.send(response.serialize(keepAlive: keepAlive), andClose: !keepAlive)
+        }
     }
 
     private func respondAndClose(_ response: HTTPResponse) {
-        queue.removeAll()
+        clearQueue()
         link.send(response.serialize(keepAlive: false), andClose: true)
         link.flush()
     }
@@ -284,7 +340,7 @@ final class ServerConnection {
     }
 
     private func closeRealtime(_ code: UInt16, _ reason: String) {
-        queue.removeAll()
+        clearQueue()
         link.send(WebSocket.closeFrame(code, reason), andClose: true)
     }
 
@@ -295,7 +351,7 @@ final class ServerConnection {
     func recheck() {
         switch role {
         case .stream(let s):
-            // (Most streams are not governed by rules: nothing to ask then.)
+            // (Without rules `canStillRead` answers at once.)
             if s.access != nil, case .end(let bytes)? = s.recheck(core.rest.canStillRead) { endStream(s, bytes) }
         case .realtime(let session):
             if !session.access.isEmpty { send(core.realtime.recheck(session)) }

@@ -20,6 +20,8 @@ final class ServerCore {
     let streams: ServerStreams
     let namespaces: ServerNamespaces
     let commit: GroupCommit
+    /// Writes with huge bodies, run away from the loop.
+    let detached: DetachedWrites
     /// Set while the server stops: answers carry `Connection: close`.
     var stopping = false
 
@@ -30,10 +32,15 @@ final class ServerCore {
     /// kept to reuse its storage).
     private var runnable: [ServerConnection] = []
     private var running: [ServerConnection] = []
+    /// Connections that used their slice (`ServerConnection.turnBudget`) with work left: they
+    /// run first next turn, after the loop has read everyone else's input.
+    private var later: [ServerConnection] = []
+    /// Work is waiting for the next turn: the loop must not sleep.
+    var hasDeferredWork: Bool { !later.isEmpty }
     /// Where every connection's reads land (one turn handles one read at a time).
     var readBuffer = [UInt8](repeating: 0, count: 65_536)
 
-    init(options: Server.Options, namespaces: ServerNamespaces, rest: RESTHandler, url: @escaping () -> String) {
+    init(options: Server.Options, namespaces: ServerNamespaces, rest: RESTHandler, url: @escaping () -> String) throws {
         self.options = options
         self.namespaces = namespaces
         self.rest = rest
@@ -42,7 +49,9 @@ final class ServerCore {
         self.streams = ServerStreams()
         self.realtime = RealtimeHandler(rest: rest, namespaces: namespaces, streams: streams, log: log)
         self.commit = GroupCommit(storage: namespaces)
+        self.detached = try DetachedWrites()
         streams.deliver = { [unowned self] subs, event in self.deliver(subs, event) }
+        namespaces.keepOpen = { [unowned streams] f in streams.follows(f) }
     }
 
     // MARK: connections
@@ -91,30 +100,55 @@ final class ServerCore {
     /// Answers queued requests: reads at once, writes in group commits, until no connection
     /// has anything it can run.
     func serveQueued() {
+        if !later.isEmpty {
+            runnable.insert(contentsOf: later, at: 0)   // still marked scheduled
+            later.removeAll(keepingCapacity: true)
+        }
         while true {
             while !runnable.isEmpty {
                 swap(&running, &runnable)
                 for c in running {
                     c.scheduled = false
                     c.runQueued()
+                    if c.hasRunnableWork {
+                        c.scheduled = true
+                        later.append(c)
+                    }
                 }
                 running.removeAll(keepingCapacity: true)
             }
-            if commit.isEmpty { return }
-            commit.run { files in
-                guard !streams.isEmpty && !files.isEmpty else { return }
-                // Streams whose location is no longer readable end before any new event.
-                recheck()
-                let watched = streams.files
-                pumpFeeds(files.filter { watched.contains($0) })
-            }
+            if !commit.canRun { return }
+            commit.run { files in committed(files) }
         }
+    }
+
+    /// After a commit of `files`: their events go to streams and listens (before the writers
+    /// are answered).
+    func committed(_ files: [String]) {
+        guard !streams.isEmpty && !files.isEmpty else { return }
+        // Streams whose location is no longer readable end before any new event.
+        recheck()
+        pumpFeeds(files.filter { streams.follows($0) })
+    }
+
+    /// Starts `request`, a write with a huge body, on its own thread (see DetachedWrites);
+    /// `answer` runs on the loop once it is committed, after its events went out.
+    func runDetached(_ request: HTTPRequest, answer: @escaping (HTTPResponse) -> Void) {
+        let file = (try? rest.namespace(request)).map { namespaces.path(of: $0) }
+        let own = namespaces.detachedCopy()
+        let job = DetachedWrites.Job(request: request, handler: rest.detachedCopy(provider: own), namespaces: own) { [unowned self] response in
+            commit.detachedFinished()
+            // The loop's handle of the file reads the new commit from here on.
+            if let file { committed([file]) }
+            answer(response)
+        }
+        detached.start(job)
     }
 
     /// Sends the new commits of `files` to the streams and listens that follow them.
     func pumpFeeds(_ files: [String]) {
         for f in files {
-            guard let db = namespaces.openDatabases.first(where: { $0.file == f })?.db else { continue }
+            guard let db = namespaces.openDatabase(f) else { continue }
             do { try streams.pump(file: f, db: db) } catch {
                 log.error("reading changes of \(f): \(error)")
             }
@@ -142,8 +176,10 @@ final class ServerCore {
         }
     }
 
-    /// Ends the streams and listens whose location their principal may no longer read.
+    /// Ends the streams and listens whose location their principal may no longer read (none
+    /// while no rules are loaded anywhere: then everyone may read everything).
     func recheck() {
+        guard rest.hasRules else { return }
         for c in Array(connections.values) { c.recheck() }
     }
 

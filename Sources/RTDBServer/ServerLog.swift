@@ -14,11 +14,12 @@ struct ServerLog {
     let requests: Bool
 
     /// `{"method":…,"path":…,"status":…,"ms":…}`; the path only, since query strings can carry
-    /// credentials. `started` is when the request began to be served (monotonic nanoseconds).
+    /// credentials, and its first 200 characters at most (a client's input is never logged at
+    /// length). `started` is when the request began to be served (monotonic nanoseconds).
     func request(_ req: HTTPRequest, status: Int, started: UInt64) {
         guard requests else { return }
         let ms = Double(monotonicNanos() - started) / 1e6
-        line(#"{"method":"# + ServerLog.quoted(req.method) + #","path":"# + ServerLog.quoted(req.rawPath)
+        line(#"{"method":"# + ServerLog.quoted(Limits.cut(req.method, 200)) + #","path":"# + ServerLog.quoted(Limits.cut(req.rawPath, 200))
              + #","status":\#(status),"ms":"# + JSONWriter.format((ms * 1000).rounded() / 1000) + "}")
     }
 

@@ -10,11 +10,23 @@ import Darwin
 /// with one, namespace NS is the file `DIR/NS.db`, created by its first write (the emulator's
 /// multi-database mode). Also runs group commit: between `beginBatch()` and `commitBatch()`
 /// every database a write reaches joins one transaction per file.
+///
+/// Open files are bounded: past `maxOpenFiles`, the file used least recently is closed (its
+/// SQLite connection, three descriptors and its page cache go) unless a batch or a stream
+/// holds it; its next request opens it again. So a client that writes once to each of a
+/// thousand namespaces leaves the server with a few dozen files open, not a thousand.
 public final class ServerNamespaces: NamespaceProvider {
     public let file: String?
     public let folder: String?
     let timeoutSeconds: Double
     private var open: [String: EmbeddedDatabase] = [:]
+    /// When each open file was last asked for (a counter, not a clock: only the order counts).
+    private var lastUsed: [String: UInt64] = [:]
+    private var useCounter: UInt64 = 0
+    /// Open files past which the least recently used one closes.
+    public var maxOpenFiles = 64
+    /// Files that must stay open (the server's: streams and listens follow them).
+    var keepOpen: (String) -> Bool = { _ in false }
     private var batching = false
     private var batched: [String: EmbeddedDatabase] = [:]
     /// The files the current request reached (set by `database(_:)` while batching).
@@ -35,6 +47,15 @@ public final class ServerNamespaces: NamespaceProvider {
         self.timeoutSeconds = timeoutSeconds
     }
 
+    /// A provider of the same files with handles of its own, for a write on another thread
+    /// (DetachedWrites): it shares nothing with this one.
+    func detachedCopy() -> ServerNamespaces {
+        let copy = file.map { ServerNamespaces(file: $0, timeoutSeconds: timeoutSeconds) }
+            ?? ServerNamespaces(folder: folder ?? ".", timeoutSeconds: timeoutSeconds)
+        copy.prepare = prepare
+        return copy
+    }
+
     /// Namespace names usable as file names: letters, digits, `-` and `_`, 1 to 63 of them
     /// (Firebase database names are lowercase letters, digits and hyphens).
     public static func isValidName(_ ns: String) -> Bool {
@@ -48,6 +69,10 @@ public final class ServerNamespaces: NamespaceProvider {
         return (folder ?? ".") + "/" + ns + ".db"
     }
 
+    /// Rules belong to the file: without a data folder every name is the one file, so rules set
+    /// under any name govern all of them.
+    public func rulesScope(of ns: String) -> String { path(of: ns) }
+
     public func database(_ ns: String) throws -> Database {
         try embedded(ns)
     }
@@ -58,13 +83,16 @@ public final class ServerNamespaces: NamespaceProvider {
         }
         let f = path(of: ns)
         let db: EmbeddedDatabase
+        useCounter += 1
         if let existing = open[f] {
             db = existing
         } else {
+            if open.count >= maxOpenFiles { closeLeastRecentlyUsed() }
             db = EmbeddedDatabase(file: f, timeoutSeconds: timeoutSeconds)
             prepare?(db)
             open[f] = db
         }
+        lastUsed[f] = useCounter
         if batching {
             if batched[f] == nil {
                 db.beginBatch()
@@ -75,8 +103,28 @@ public final class ServerNamespaces: NamespaceProvider {
         return db
     }
 
-    /// Every database opened so far, by file (the streams' feeds read them).
+    /// Closes the open file used least recently that nothing holds (a linear scan: there are
+    /// at most `maxOpenFiles`). When every one is held, none closes: the bound gives way rather
+    /// than a request failing.
+    private func closeLeastRecentlyUsed() {
+        var oldest: (file: String, used: UInt64)? = nil
+        for (f, used) in lastUsed where batched[f] == nil && !keepOpen(f) {
+            if used < (oldest?.used ?? .max) { oldest = (f, used) }
+        }
+        guard let victim = oldest?.file else { return }
+        // Dropping the last reference closes the SQLite connection and its descriptors.
+        open[victim] = nil
+        lastUsed[victim] = nil
+    }
+
+    /// The number of database files open now.
+    public var openCount: Int { open.count }
+
+    /// Every database open now, by file (the streams' feeds read them).
     var openDatabases: [(file: String, db: EmbeddedDatabase)] { open.map { ($0.key, $0.value) } }
+
+    /// The open database of `file`, if it is open.
+    func openDatabase(_ file: String) -> EmbeddedDatabase? { open[file] }
 
     public func namespaces() throws -> [String] {
         guard let folder else { return [] }

@@ -82,28 +82,38 @@ final class ServerStreams {
         }
     }
 
-    /// By file and path, as bytes: String keys would merge canonically equal paths.
-    private var plainViews: [[UInt8]: View] = [:]
-    private var queryViews: [ObjectIdentifier: View] = [:]
-    /// The feed position each file has been read to.
-    private var feedSeq: [String: Int64] = [:]
+    /// The views of one file, and how far its feed has been read. Opening or closing a stream
+    /// costs a hash look-up here, whatever the number of streams: a client that opens tens of
+    /// thousands of listens must not make each one dearer than the last.
+    final class FileViews {
+        /// Whole-location views by path, as bytes: String keys would merge canonically equal paths.
+        var plain: [[UInt8]: View] = [:]
+        var queries: [ObjectIdentifier: View] = [:]
+        /// The feed position the file has been read to.
+        var seq: Int64
+        init(seq: Int64) { self.seq = seq }
+        var isEmpty: Bool { plain.isEmpty && queries.isEmpty }
+        var all: [View] { Array(plain.values) + Array(queries.values) }
+    }
+
+    private var byFile: [String: FileViews] = [:]
     private var nextSubscriber: UInt64 = 1
+    /// Open subscribers, counted as they open and close.
+    private(set) var count = 0
     /// Sends one event to subscribers, each in its own protocol (set by the server).
     var deliver: ([StreamSubscriber], StreamEvent) -> Void = { _, _ in }
 
     init() {}
 
-    static func key(_ file: String, _ path: Path) -> [UInt8] {
-        Array((file + "\n" + path.unrooted).utf8)
+    static func key(_ path: Path) -> [UInt8] {
+        Array(path.unrooted.utf8)
     }
 
-    var isEmpty: Bool { plainViews.isEmpty && queryViews.isEmpty }
-    var files: [String] { Array(Set(plainViews.values.map(\.file) + queryViews.values.map(\.file))) }
-    var count: Int { plainViews.values.reduce(0) { $0 + $1.subscribers.count } + queryViews.values.reduce(0) { $0 + $1.subscribers.count } }
-
-    private func views(of file: String) -> [View] {
-        plainViews.values.filter { $0.file == file } + queryViews.values.filter { $0.file == file }
-    }
+    var isEmpty: Bool { byFile.isEmpty }
+    /// The files that streams follow.
+    var files: [String] { Array(byFile.keys) }
+    /// True when a stream follows `file` (it must stay open).
+    func follows(_ file: String) -> Bool { byFile[file] != nil }
 
     /// A new subscriber of connection `connection` (not yet open).
     func subscriber(connection: UInt64, kind: StreamSubscriber.Kind) -> StreamSubscriber {
@@ -116,21 +126,19 @@ final class ServerStreams {
     func open(_ sub: StreamSubscriber, file: String, db: EmbeddedDatabase, path: Path, query: Query?) throws -> StreamEvent {
         // Bring existing views up to date first, so a shared view's value is current.
         try pump(file: file, db: db)
+        let views = byFile[file]
         let view: View
         if let query, !query.isUnfiltered {
             view = try View(file: file, db: db, path: path, query: query)
-            queryViews[ObjectIdentifier(view)] = view
+        } else if let existing = views?.plain[ServerStreams.key(path)] {
+            view = existing
         } else {
-            let key = ServerStreams.key(file, path)
-            if let existing = plainViews[key] {
-                view = existing
-            } else {
-                view = try View(file: file, db: db, path: path, query: nil)
-                plainViews[key] = view
-            }
+            view = try View(file: file, db: db, path: path, query: nil)
         }
-        if feedSeq[file] == nil { feedSeq[file] = view.seq }
-        view.subscribers[sub.id] = sub
+        let group = views ?? FileViews(seq: view.seq)
+        if views == nil { byFile[file] = group }
+        if view.query != nil { group.queries[ObjectIdentifier(view)] = view } else { group.plain[ServerStreams.key(path)] = view }
+        if view.subscribers.updateValue(sub, forKey: sub.id) == nil { count += 1 }
         sub.view = view
         return view.initialEvent
     }
@@ -138,28 +146,31 @@ final class ServerStreams {
     func close(_ sub: StreamSubscriber) {
         guard let view = sub.view else { return }
         sub.view = nil
-        view.subscribers[sub.id] = nil
-        if view.subscribers.isEmpty {
-            if view.query != nil && !(view.query?.isUnfiltered ?? true) {
-                queryViews[ObjectIdentifier(view)] = nil
-            } else {
-                plainViews[ServerStreams.key(view.file, view.path)] = nil
-            }
-            if views(of: view.file).isEmpty { feedSeq[view.file] = nil }
+        if view.subscribers.removeValue(forKey: sub.id) != nil { count -= 1 }
+        guard view.subscribers.isEmpty, let group = byFile[view.file] else { return }
+        if view.query != nil {
+            group.queries[ObjectIdentifier(view)] = nil
+        } else {
+            group.plain[ServerStreams.key(view.path)] = nil
         }
+        if group.isEmpty { byFile[view.file] = nil }
     }
 
     private func broadcast(_ view: View, _ event: StreamEvent) {
         deliver(Array(view.subscribers.values), event)
     }
 
-    /// Reads the file's new commits and sends their events, in commit order.
+    /// Reads the file's new commits and sends their events, in commit order. With nothing new
+    /// it costs one look-up in the feed, whatever the number of views.
     func pump(file: String, db: EmbeddedDatabase) throws {
-        guard var position = feedSeq[file] else { return }
-        let list = views(of: file)
-        if list.isEmpty { return }
+        guard let group = byFile[file] else { return }
+        var position = group.seq
+        var views: [View]? = nil
         while true {
             let (entries, gap) = try db.feed(after: position, max: 1_000)
+            if entries.isEmpty && !gap { break }
+            let list = views ?? group.all
+            views = list
             if gap {
                 for v in list { if let e = try v.resynchronise() { broadcast(v, e) } }
                 position = try db.latestSeq()
@@ -182,12 +193,7 @@ final class ServerStreams {
             if let last = entries.last { position = last.seq }
             if entries.count < 1_000 { break }
         }
-        feedSeq[file] = position
-    }
-
-    /// Every subscriber, for keep-alives and shutdown.
-    var subscribers: [StreamSubscriber] {
-        plainViews.values.flatMap { $0.subscribers.values } + queryViews.values.flatMap { $0.subscribers.values }
+        group.seq = position
     }
 }
 

@@ -126,6 +126,12 @@ public struct HTTPRequestParser {
                     state = .chunked(ChunkedDecoder(maxBodyBytes: limits.maxBodyBytes, maxTrailerBytes: limits.maxHeaderBytes))
                 }
             case .fixed(let remaining):
+                // Once a large body is really arriving, its whole declared length is reserved:
+                // growing by doubling would copy it again and again and, at the last step, hold
+                // up to twice its size. (Not before: a length alone, never sent, costs nothing.)
+                if remaining > 0 && body.count >= 1 << 20 && body.capacity < body.count + remaining {
+                    body.reserveCapacity(body.count + remaining)
+                }
                 let n = takeBody(remaining)
                 if n == remaining { return finish() }
                 state = .fixed(remaining: remaining - n)

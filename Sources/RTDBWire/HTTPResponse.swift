@@ -45,7 +45,7 @@ public struct HTTPResponse: Sendable {
     }
 
     /// Statuses whose responses never carry a body (RFC 9110 §6.4.1).
-    static func bodyless(_ status: Int) -> Bool {
+    public static func bodyless(_ status: Int) -> Bool {
         status < 200 || status == 204 || status == 304
     }
 
@@ -53,8 +53,16 @@ public struct HTTPResponse: Sendable {
     /// one), `Connection: close` when `!keepAlive` (or `Connection: keep-alive` for an HTTP/1.0
     /// client that may keep the connection), the blank line, then the body (none for 1xx/204/304).
     public func serialize(keepAlive: Bool, minorVersion: Int = 1) -> [UInt8] {
+        var out = serializeHead(keepAlive: keepAlive, minorVersion: minorVersion, reserving: body.count)
+        if !HTTPResponse.bodyless(status) { out.append(contentsOf: body) }
+        return out
+    }
+
+    /// The status line and header fields of `serialize`, up to the blank line: a server that
+    /// sends a huge body after it need not copy the body behind the head.
+    public func serializeHead(keepAlive: Bool, minorVersion: Int = 1, reserving extra: Int = 0) -> [UInt8] {
         var out: [UInt8] = []
-        out.reserveCapacity(128 + headers.count * 32 + body.count)
+        out.reserveCapacity(128 + headers.count * 32 + extra)
         append("HTTP/1.1 ", &out)
         append(String(status), &out)
         out.append(0x20)
@@ -85,7 +93,6 @@ public struct HTTPResponse: Sendable {
             }
         }
         append("\r\n", &out)
-        if !bodyless { out.append(contentsOf: body) }
         return out
     }
 

@@ -20,7 +20,7 @@ public enum RealtimeQuery {
             case ".key": query.order = .key
             case ".value": query.order = .value
             default:
-                guard let p = try? Path(s), !p.isRoot else { throw Invalid(message: "invalid index \(s)") }
+                guard let p = try? Path(s), !p.isRoot else { throw Invalid(message: "invalid index \(Limits.cut(s))") }
                 query.order = .child(p)
             }
         } else {

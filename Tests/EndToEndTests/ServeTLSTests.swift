@@ -79,6 +79,20 @@ import Darwin
         #expect(curl(s, ["--cacert", dir + "/ca.pem", localhost(server.url) + "/x.json"]).code == "200")
     }
 
+    /// A realtime session (wss) whose server certificate does not verify ends at once with the
+    /// reason, instead of retrying in silence; with the CA it holds as usual.
+    @Test func aSessionToAnUnverifiedServerEndsWithTheReason() throws {
+        let s = Sandbox()
+        let dir = pki(s)
+        let server = try #require(serve(s, dir))
+        let url = localhost(server.url) + "?ns=demo"
+        let refused = s.rtdb(["session", "--presence", "/online", "--url", url], timeout: 30)
+        #expect(refused.status == 6, "\(refused)")
+        #expect(refused.stderr.contains("certificate verify failed: unable to get local issuer certificate"), "\(refused)")
+        let held = s.rtdb(["session", "--presence", "/online", "--url", url, "--cacert", dir + "/ca.pem", "--", "/bin/true"], timeout: 30)
+        #expect(held.status == 0, "\(held)")
+    }
+
     @Test func localWritesReachAStreamOverHTTPS() throws {
         let s = Sandbox()
         let dir = pki(s)

@@ -49,6 +49,27 @@ import Darwin
         }
     }
 
+    func readInPlace(_ text: String, wholeLimit: Int) throws -> [String] {
+        let r = Recorder()
+        var t = text
+        try t.withUTF8 { try JSONStreamReader(borrowing: $0, sink: r, base: .root, wholeLimit: wholeLimit).readValue() }
+        return r.calls
+    }
+
+    @Test func aDocumentReadInPlaceIsHandedAsThroughAWindowOfItsLimit() throws {
+        for text in [#"{"a":{"x":1},"b":[1,2],"a":{"y":2},".priority":"p"}"#, #"[{"k":"v"},{"k":"w"},null,3]"#,
+                     #"{"n":{"m":{"o":123456789012}},"z":true}"#] {
+            let inPlace = try readInPlace(text, wholeLimit: 16)
+            #expect(inPlace == (try read(text, window: 16)), "\(text)")
+            #expect(inPlace.first == "begin /", "\(text): walked, not read whole")
+        }
+    }
+
+    @Test func aStringPastTheLimitForValuesIsStillReadWholeInPlace() throws {
+        let calls = try readInPlace(#"{"s":"\#(String(repeating: "x", count: 100))","t":1}"#, wholeLimit: 16)
+        #expect(calls == ["begin /", #"value /s "\#(String(repeating: "x", count: 100))""#, "value /t 1", "end /"])
+    }
+
     @Test func aDescriptorSourceReadsItsPrefixThenTheRestAndSkipsAByteOrderMark() throws {
         var fds: [Int32] = [0, 0]
         #expect(pipe(&fds) == 0)

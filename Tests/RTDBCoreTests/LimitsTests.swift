@@ -191,4 +191,13 @@ struct LimitsTests {
         #expect(Quantity.of(3, "attempt") == "3 attempts")
         #expect(Quantity.of(0, "child", "children") == "0 children")
     }
+
+    @Test func cutKeepsShortTextAndCutsLongTextAt80Characters() {
+        #expect(Limits.cut("short key") == "short key")
+        let eighty = String(repeating: "é", count: 80)
+        #expect(Limits.cut(eighty) == eighty)
+        #expect(Limits.cut(eighty + "x") == eighty + "…")
+        #expect(Limits.cut(String(repeating: "Z", count: 50_000)) == String(repeating: "Z", count: 80) + "…")
+        #expect(Limits.cut("abcdef", 3) == "abc…")
+    }
 }

@@ -50,10 +50,20 @@ import RTDBCore
         }
     }
 
-    func streamed(_ text: String, at p: Path, _ kind: ImportKind, window: Int) throws -> Outcome {
+    /// A source the importer cannot read in place: the text goes through the reader's window.
+    final class CopiedSource: ByteSource {
+        let inner: BytesSource
+        init(_ text: String) { inner = BytesSource(Array(text.utf8)) }
+        var size: Int64? { inner.size }
+        func read(into buffer: UnsafeMutablePointer<UInt8>, count: Int) throws -> Int { try inner.read(into: buffer, count: count) }
+    }
+
+    /// Through the window (`inPlace` false) or read in place as a request body is.
+    func streamed(_ text: String, at p: Path, _ kind: ImportKind, window: Int, inPlace: Bool) throws -> Outcome {
         let t = try prepared()
         return try outcome(t) {
-            _ = try t.db.importJSON(p, from: BytesSource(Array(text.utf8)), as: kind, window: window)
+            let source: ByteSource = inPlace ? BytesSource(Array(text.utf8)) : CopiedSource(text)
+            _ = try t.db.importJSON(p, from: source, as: kind, window: window)
         }
     }
 
@@ -62,8 +72,10 @@ import RTDBCore
         let at = path(p)
         let expected = kind == .set ? try inMemorySet(text, at: at) : try inMemoryUpdate(text, at: at)
         for w in windows {
-            let got = try streamed(text, at: at, kind, window: w)
-            #expect(got == expected, "window \(w): \(text)", sourceLocation: sourceLocation)
+            for inPlace in [false, true] {
+                let got = try streamed(text, at: at, kind, window: w, inPlace: inPlace)
+                #expect(got == expected, "window \(w)\(inPlace ? " in place" : ""): \(text)", sourceLocation: sourceLocation)
+            }
         }
     }
 

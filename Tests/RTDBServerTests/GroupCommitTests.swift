@@ -95,4 +95,44 @@ struct GroupCommitTests {
         commit.run { _ in Issue.record("an empty batch ran") }
         #expect(storage.log.count == 6)
     }
+
+    @Test func aDetachedWriteStartsAfterTheWritesBeforeItAndHoldsBackTheRest() {
+        let storage = FakeStorage()
+        let commit = GroupCommit(storage: storage)
+        var order: [String] = []
+        commit.submit {
+            storage.write("before", to: "a.db")
+            return { _ in order.append("before answered") }
+        }
+        commit.submitDetached { order.append("huge started") }
+        commit.submit {
+            storage.write("after", to: "a.db")
+            return { _ in order.append("after answered") }
+        }
+        commit.run { _ in }
+        #expect(order == ["before answered", "huge started"])
+        #expect(commit.detachedRunning && !commit.canRun && !commit.isEmpty)
+        // While it runs, no batch: the loop never waits for the file's lock.
+        commit.run { _ in Issue.record("a batch ran beside the detached write") }
+        commit.submitDisconnect { storage.write("disconnect", to: "b.db") }
+        commit.run { _ in Issue.record("a batch ran beside the detached write") }
+        #expect(storage.log == ["begin", "before", "commit"])
+        commit.detachedFinished()
+        #expect(commit.canRun)
+        commit.run { _ in }
+        #expect(order == ["before answered", "huge started", "after answered"])
+        #expect(storage.log == ["begin", "before", "commit", "begin", "disconnect", "after", "commit"])
+        #expect(commit.isEmpty)
+    }
+
+    @Test func aDetachedWriteAloneOpensNoBatch() {
+        let storage = FakeStorage()
+        let commit = GroupCommit(storage: storage)
+        var started = 0
+        commit.submitDetached { started += 1 }
+        commit.run { _ in Issue.record("an empty batch ran") }
+        #expect(started == 1 && storage.log.isEmpty && commit.isEmpty && !commit.canRun)
+        commit.detachedFinished()
+        #expect(!commit.canRun)
+    }
 }

@@ -138,8 +138,11 @@ struct RulesServerTests {
         #expect(h.send("PUT", "/.settings/rules.json", #"{"rules":{"room":{".read":true}}}"#, headers: owner).status == 200)
         #expect(changed == ["fake-server"])
         #expect(h.handler.canStillRead(access))
-        // The admin's streams are not governed.
-        #expect(h.stream("/room.json", headers: owner)?.access == nil)
+        // The admin's streams stay open whatever the rules say.
+        guard let admin = h.stream("/room.json", headers: owner)?.access else { Issue.record("no admin stream access"); return }
+        #expect(h.send("PUT", "/.settings/rules.json", #"{"rules":{".read":false}}"#, headers: owner).status == 200)
+        #expect(h.handler.canStillRead(admin))
+        #expect(!h.handler.canStillRead(access))
     }
 
     @Test("strict indexes apply to the admin too; without them every orderBy is answered")

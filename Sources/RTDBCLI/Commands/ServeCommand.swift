@@ -13,8 +13,10 @@ enum ServeCommand {
         try OptionValue.whole(text, source, needs: "a number from 0 to 65535") { $0 >= 0 && $0 <= 65_535 }
     }
     static let dataDir = Valued<String>("--data-dir", value: "DIR", kind: .directory, "one database file per namespace: namespace NS is DIR/NS.db")
-    static let secret = Valued<String>("--secret", value: "TOKEN", kind: .text, environment: "RTDB_SECRET",
-        "require this credential on every request (env RTDB_SECRET)")
+    static let secret = Valued<String>("--secret", value: "TOKEN", kind: .text, environment: "RTDB_SERVE_SECRET",
+        "require this credential on every request (env RTDB_SERVE_SECRET or RTDB_SECRET)")
+    static let secretFile = Valued<String>("--secret-file", value: "FILE", kind: .file,
+        "read the credential of --secret from FILE (kept out of the command line)")
     static let insecure = Flag("--insecure", "allow listening on a non-loopback address without --secret")
     static let rules = Valued<String>("--rules", value: "FILE", kind: .file, "enforce the security rules in FILE (database.rules.json format, comments allowed)")
     static let projectID = Valued<String>("--project-id", value: "ID", kind: .text, "verify auth= ID tokens as Firebase does for project ID (needs --jwks)")
@@ -46,9 +48,10 @@ enum ServeCommand {
     static let spec = CommandSpec(
         name: "serve", summary: "serve the database over the Firebase REST and streaming protocol",
         usage: "rtdb serve [--host ADDR] [--port N] [--data-dir DIR] [--secret TOKEN] [--rules FILE] [--tls-cert FILE --tls-key FILE] [--log]",
-        options: [host.spec, port.spec, dataDir.spec, secret.spec, insecure.spec, rules.spec, projectID.spec, jwks.spec,
+        options: [host.spec, port.spec, dataDir.spec, secret.spec, secretFile.spec, insecure.spec, rules.spec, projectID.spec, jwks.spec,
                   strictIndexes.spec, tlsCert.spec, tlsKey.spec, log.spec, maxConnections.spec, idleTimeout.spec,
                   maxResponseBytes.spec, maxWriteBytes.spec, writeSizeLimit.spec],
+        exclusions: { [.pair(secret, secretFile)] },
         description: "Serves the database file (or, with --data-dir, one file per namespace) the way the Firebase Realtime "
             + "Database emulator does: the REST API on /PATH.json, and Server-Sent Events streams for "
             + "'Accept: text/event-stream'. Point firebase-admin (FIREBASE_DATABASE_EMULATOR_HOST), curl or another "
@@ -73,7 +76,8 @@ enum ServeCommand {
                    "FIREBASE_DATABASE_EMULATOR_HOST=127.0.0.1:9000 python3 app.py",
                    "curl 'http://127.0.0.1:9000/users.json?ns=demo'",
                    "curl -N -H 'Accept: text/event-stream' 'http://127.0.0.1:9000/users.json'",
-                   "RTDB_SECRET=s3cret rtdb serve --host 0.0.0.0 --data-dir ./dbs",
+                   "RTDB_SERVE_SECRET=s3cret rtdb serve --host 0.0.0.0 --data-dir ./dbs",
+                   "rtdb serve --host 0.0.0.0 --secret-file /run/secrets/rtdb",
                    "rtdb serve --rules database.rules.json --strict-indexes",
                    "rtdb serve --tls-cert server.pem --tls-key server.key --secret \"$TOKEN\" --host 0.0.0.0"],
         run: run)
@@ -94,10 +98,7 @@ enum ServeCommand {
         if let l = try inv.value(writeSizeLimit) { sizes.defaultWriteSizeLimit = l }
         options.sizes = sizes
         options.log = inv.has(log)
-        if let s = try inv.setting(secret) {
-            if s.isEmpty { throw inv.usageError("--secret needs a non-empty token") }
-            options.secret = s
-        }
+        options.secret = try serveSecret(inv)
         if options.secret == nil && !inv.has(insecure) && !ServeConfiguration.isLoopback(host: options.host) {
             throw inv.usageError("serve: \(options.host) is not a loopback address: give --secret TOKEN (or --insecure to serve everyone)")
         }
@@ -131,6 +132,23 @@ enum ServeCommand {
         try out.flush()
         let signal = try server.run()
         throw ExitStatus(128 + signal)
+    }
+
+    /// The credential the server requires: `--secret`, else the first line of `--secret-file`,
+    /// else `$RTDB_SERVE_SECRET`, else `$RTDB_SECRET`. No message quotes it.
+    static func serveSecret(_ inv: Invocation) throws -> String? {
+        if let file = try inv.value(secretFile) {
+            if file.isEmpty { throw inv.usageError("--secret-file needs a file name") }
+            let bytes = try readFile(file, limit: 65_536)
+            let line = bytes.split(separator: 0x0A, maxSplits: 1, omittingEmptySubsequences: false).first ?? []
+            var token = String(decoding: line, as: UTF8.self)
+            if token.hasSuffix("\r") { token.removeLast() }
+            if token.isEmpty { throw inv.usageError("--secret-file \(file) holds no credential on its first line") }
+            return token
+        }
+        guard let s = try inv.setting(secret) ?? Invocation.env("RTDB_SECRET") else { return nil }
+        if s.isEmpty { throw inv.usageError("--secret needs a non-empty token") }
+        return s
     }
 
     /// Rules, token verification and index options, all checked before anything is opened.

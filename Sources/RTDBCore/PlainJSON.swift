@@ -1,0 +1,322 @@
+/// A JSON document that needs no normalizing, recognised and rendered from its text without
+/// building a tree: how a huge write through `rtdb serve` is answered in the memory of its
+/// text alone (it is stored by the streaming importer, `StreamingWrites`).
+///
+/// "Plain" means that `JSONReader` and `Limits.validate` would accept the document and store
+/// exactly its leaves: an object at the top, every object non-empty, no arrays, no nulls, no
+/// key starting with `.` (no priorities, `.value` or server values), every key valid and
+/// appearing once in its object, strings under the length limit, paths within the depth
+/// limit. Anything else makes `isPlain` answer false, and the caller takes the ordinary path, which gives the document's own answer (its error, its normalized value).
+/// The answer to such a write, the stored value as JSON, is rendered from the text too
+/// (`render`).
+public enum PlainJSON {
+    /// Checks `json` (to be written at a path of `depth` keys) without reading it into values.
+    public static func isPlain(_ json: UnsafeBufferPointer<UInt8>, depth: Int) -> Bool {
+        var w = Checker(r: JSONReader(json))
+        w.r.skipSpace()
+        guard w.r.peek() == UInt8(ascii: "{"), w.object(depth: depth) else { return false }
+        w.r.skipSpace()
+        return w.r.i == w.r.end
+    }
+
+    /// The text of the value `json` stores, as `JSONWriter` renders it (keys in key order,
+    /// objects of array indices as arrays, numbers and strings in its notation), read from the
+    /// text itself: no tree of values. Only for a plain document (`isPlain`).
+    public static func render(_ json: UnsafeBufferPointer<UInt8>) throws -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(json.count)
+        var r = JSONReader(json)
+        r.skipSpace()
+        try renderValue(&r, into: &out)
+        return out
+    }
+
+    private static func renderValue(_ r: inout JSONReader, into out: inout [UInt8]) throws {
+        switch r.peek() {
+        case UInt8(ascii: "{"): try renderObject(&r, into: &out)
+        case UInt8(ascii: "\""):
+            // Without escapes the text is what JSONWriter writes (a plain document's strings
+            // were checked as UTF-8 already, and hold no control characters).
+            let start = r.i
+            try r.skipString()
+            let text = UnsafeBufferPointer(rebasing: r.b[start..<r.i])
+            if text.contains(UInt8(ascii: "\\")) {
+                r.i = start
+                JSONWriter.appendString(try r.string(), to: &out)
+            } else {
+                out.append(contentsOf: text)
+            }
+        case UInt8(ascii: "t"): try r.literal("true"); JSONWriter.append("true", to: &out)
+        case UInt8(ascii: "f"): try r.literal("false"); JSONWriter.append("false", to: &out)
+        default:
+            switch try r.number() {
+            case .int(let v): JSONWriter.appendInt(v, to: &out)
+            case .double(let d): JSONWriter.append(JSONWriter.format(d), to: &out)
+            default: throw r.fail("not a plain document")
+            }
+        }
+    }
+
+    /// One member of an object being rendered: where its key's text and its value start, and
+    /// the key's integer reading (`Int64.max`: none). 24 bytes, for objects of a million members.
+    private struct Member {
+        var int: Int64
+        var keyStart: Int32
+        var keyEnd: Int32
+        var value: Int32
+    }
+
+    /// One object: its members found (each value skipped), put in key order, then written.
+    /// Keys are compared as their text when none is written with escapes (their text is then
+    /// the key); otherwise as decoded keys.
+    private static func renderObject(_ r: inout JSONReader, into out: inout [UInt8]) throws {
+        let open = r.i
+        if try renderInOrder(&r, into: &out) { return }
+        r.i = open + 1
+        var members: [Member] = []
+        var escaped = false
+        while true {
+            r.skipSpace()
+            let keyStart = r.i + 1
+            try r.skipString()
+            let keyEnd = r.i - 1
+            let key = UnsafeBufferPointer(rebasing: r.b[keyStart..<keyEnd])
+            if !escaped && key.contains(UInt8(ascii: "\\")) { escaped = true }
+            r.skipSpace()
+            r.i += 1   // ':'
+            r.skipSpace()
+            let int = KeyOrder.intValue(bytes: key).map(Int64.init) ?? Int64.max
+            members.append(Member(int: int, keyStart: Int32(keyStart), keyEnd: Int32(keyEnd), value: Int32(r.i)))
+            try skipValue(&r)
+            r.skipSpace()
+            let c = r.peek()
+            r.i += 1
+            if c == UInt8(ascii: "}") { break }
+        }
+        let end = r.i
+        if escaped {
+            r.i = open
+            try renderDecodedObject(&r, into: &out)
+            r.i = end
+            return
+        }
+        let b = r.b
+        func text(_ m: Member) -> UnsafeBufferPointer<UInt8> { UnsafeBufferPointer(rebasing: b[Int(m.keyStart)..<Int(m.keyEnd)]) }
+        members.sort { x, y in
+            if x.int != Int64.max || y.int != Int64.max {
+                if x.int != y.int { return x.int < y.int }
+                let lx = x.keyEnd - x.keyStart, ly = y.keyEnd - y.keyStart
+                if lx != ly { return lx < ly }
+            }
+            return KeyOrder.compareUTF16(bytes: text(x), text(y)) < 0
+        }
+        try write(members.count, key: { String(decoding: text(members[$0]), as: UTF8.self) }, value: { Int(members[$0].value) },
+                  &r, into: &out)
+        r.i = end
+    }
+
+    /// An object whose keys are already in key order, none written with escapes, and not all
+    /// array indices, is written member by member as it stands, with no list of its members
+    /// (huge generated documents mostly are so). False, with nothing written, for any other.
+    private static func renderInOrder(_ r: inout JSONReader, into out: inout [UInt8]) throws -> Bool {
+        let open = r.i
+        let b = r.b
+        var previous: (int: Int64, key: UnsafeBufferPointer<UInt8>)? = nil
+        var allIndices = true
+        r.i += 1
+        while true {
+            r.skipSpace()
+            let keyStart = r.i + 1
+            try r.skipString()
+            let key = UnsafeBufferPointer(rebasing: b[keyStart..<(r.i - 1)])
+            if key.contains(UInt8(ascii: "\\")) { return false }
+            let int = KeyOrder.intValue(bytes: key).map(Int64.init) ?? Int64.max
+            if let p = previous {
+                let before: Bool
+                if p.int != Int64.max || int != Int64.max, p.int != int || p.key.count != key.count {
+                    before = p.int != int ? p.int < int : p.key.count < key.count
+                } else {
+                    before = KeyOrder.compareUTF16(bytes: p.key, key) < 0
+                }
+                if !before { return false }
+            }
+            previous = (int, key)
+            if allIndices && !JSONWriter.isIndex(String(decoding: key, as: UTF8.self)) { allIndices = false }
+            r.skipSpace()
+            r.i += 1
+            r.skipSpace()
+            try skipValue(&r)
+            r.skipSpace()
+            let c = r.peek()
+            r.i += 1
+            if c == UInt8(ascii: "}") { break }
+        }
+        if allIndices { return false }
+        let end = r.i
+        r.i = open + 1
+        out.append(UInt8(ascii: "{"))
+        var first = true
+        while r.i < end - 1 {
+            r.skipSpace()
+            if !first { out.append(UInt8(ascii: ",")) }
+            first = false
+            let keyStart = r.i
+            try r.skipString()
+            // No escapes: the key's text is what JSONWriter writes for it.
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: b[keyStart..<r.i]))
+            out.append(UInt8(ascii: ":"))
+            r.skipSpace()
+            r.i += 1
+            r.skipSpace()
+            try renderValue(&r, into: &out)
+            r.skipSpace()
+            r.i += 1   // ',' or the closing brace
+        }
+        out.append(UInt8(ascii: "}"))
+        r.i = end
+        return true
+    }
+
+    /// `renderObject` for an object with a key written with escapes: keys decoded, then sorted.
+    private static func renderDecodedObject(_ r: inout JSONReader, into out: inout [UInt8]) throws {
+        r.i += 1
+        var members: [(key: SortableKey, value: Int)] = []
+        while true {
+            r.skipSpace()
+            let key = try r.string()
+            r.skipSpace()
+            r.i += 1
+            r.skipSpace()
+            members.append((SortableKey(key), r.i))
+            try skipValue(&r)
+            r.skipSpace()
+            let c = r.peek()
+            r.i += 1
+            if c == UInt8(ascii: "}") { break }
+        }
+        members.sort { SortableKey.compare($0.key, $1.key) < 0 }
+        try write(members.count, key: { members[$0].key.key }, value: { members[$0].value }, &r, into: &out)
+    }
+
+    /// Writes sorted members (key, where its value starts) as `JSONWriter` writes an object.
+    /// Writes `n` sorted members (the key of each, where its value starts) as `JSONWriter`
+    /// writes an object: as an array when its keys are array indices (`JSONWriter.arrayLength`).
+    private static func write(_ n: Int, key: (Int) -> String, value: (Int) -> Int,
+                              _ r: inout JSONReader, into out: inout [UInt8]) throws {
+        var arrayLength: Int? = nil
+        if n > 0, (0..<n).allSatisfy({ JSONWriter.isIndex(key($0)) }), let maxKey = Int(key(n - 1)), maxKey < 2 * n {
+            arrayLength = maxKey + 1
+        }
+        if let count = arrayLength {
+            out.append(UInt8(ascii: "["))
+            var next = 0
+            for index in 0..<count {
+                if index > 0 { out.append(UInt8(ascii: ",")) }
+                if next < n, Int(key(next)) == index {
+                    r.i = value(next)
+                    try renderValue(&r, into: &out)
+                    next += 1
+                } else {
+                    JSONWriter.append("null", to: &out)
+                }
+            }
+            out.append(UInt8(ascii: "]"))
+        } else {
+            out.append(UInt8(ascii: "{"))
+            for m in 0..<n {
+                if m > 0 { out.append(UInt8(ascii: ",")) }
+                JSONWriter.appendString(key(m), to: &out)
+                out.append(UInt8(ascii: ":"))
+                r.i = value(m)
+                try renderValue(&r, into: &out)
+            }
+            out.append(UInt8(ascii: "}"))
+        }
+    }
+
+    /// Steps over one value of a plain document.
+    private static func skipValue(_ r: inout JSONReader) throws {
+        switch r.peek() {
+        case UInt8(ascii: "{"):
+            r.i += 1
+            while true {
+                r.skipSpace()
+                _ = try r.string()
+                r.skipSpace()
+                r.i += 1
+                r.skipSpace()
+                try skipValue(&r)
+                r.skipSpace()
+                let c = r.peek()
+                r.i += 1
+                if c == UInt8(ascii: "}") { return }
+            }
+        case UInt8(ascii: "\""): try r.skipString()
+        case UInt8(ascii: "t"): try r.literal("true")
+        case UInt8(ascii: "f"): try r.literal("false")
+        default: _ = try r.number()
+        }
+    }
+
+    private struct Checker {
+        var r: JSONReader
+
+        /// One object (at `r.i`, the opening brace), whose members live `depth + 1` keys deep.
+        mutating func object(depth: Int) -> Bool {
+            if depth + 1 > Limits.maxDepth { return false }
+            r.i += 1
+            r.skipSpace()
+            if r.peek() == UInt8(ascii: "}") { return false }   // {} vanishes
+            var seen = Set<Int>()
+            while true {
+                r.skipSpace()
+                guard r.peek() == UInt8(ascii: "\"") else { return false }
+                guard let key = try? r.string() else { return false }
+                if key.utf8.first == UInt8(ascii: ".") || Limits.keyProblem(key) != nil { return false }
+                // A repeated key keeps its last value in JSONReader: not plain. Keys are the same
+                // when their bytes are; a hash that merely collides sends the document the
+                // ordinary way too, never the wrong way.
+                var hasher = Hasher()
+                var bytes = key
+                bytes.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+                if !seen.insert(hasher.finalize()).inserted { return false }
+                r.skipSpace()
+                guard r.peek() == UInt8(ascii: ":") else { return false }
+                r.i += 1
+                r.skipSpace()
+                guard r.i < r.end else { return false }
+                switch r.b[r.i] {
+                case UInt8(ascii: "{"):
+                    guard object(depth: depth + 1) else { return false }
+                case UInt8(ascii: "\""):
+                    guard let s = try? r.string(), s.utf8.count <= Limits.maxStringBytes else { return false }
+                case UInt8(ascii: "t"), UInt8(ascii: "f"):
+                    guard (try? r.literal(r.b[r.i] == UInt8(ascii: "t") ? "true" : "false")) != nil else { return false }
+                case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+                    guard (try? r.number()) != nil else { return false }
+                default:
+                    return false   // null, an array, or not JSON
+                }
+                r.skipSpace()
+                let c = r.peek()
+                if c == UInt8(ascii: ",") { r.i += 1; continue }
+                if c == UInt8(ascii: "}") { r.i += 1; break }
+                return false
+            }
+            return true
+        }
+    }
+}
+
+extension JSONReader {
+    /// Steps over a string already read once (`PlainJSON.render`'s second visit).
+    mutating func skipString() throws {
+        i += 1
+        while i < end {
+            let c = b[i]
+            if c == UInt8(ascii: "\"") { i += 1; return }
+            i += c == UInt8(ascii: "\\") ? 2 : 1
+        }
+        throw fail("unterminated string")
+    }
+}

@@ -1,0 +1,63 @@
+import Testing
+import RTDBCore
+
+/// PlainJSON must agree with JSONReader, Limits and JSONWriter exactly: a document it calls
+/// plain is stored leaf by leaf and answered from its text, so any difference would be a
+/// difference in what a huge write stores or answers.
+private func plain(_ text: String, depth: Int = 0) -> Bool {
+    var t = text
+    return t.withUTF8 { PlainJSON.isPlain($0, depth: depth) }
+}
+
+private func rendered(_ text: String) throws -> String {
+    var t = text
+    return String(decoding: try t.withUTF8 { try PlainJSON.render($0) }, as: UTF8.self)
+}
+
+private func written(_ text: String) throws -> String {
+    JSONWriter.string(try JSONReader.parse(text), export: false)
+}
+
+struct PlainJSONTests {
+    static let plainDocuments = [
+        #"{"a":1}"#,
+        #"{"b":{"y":true,"x":false},"a":"s"}"#,
+        #"{ "z" : 1.50 , "y" : 1e3, "x": -0, "w": 12345678901234567890, "v": 0.1, "u": -7 }"#,
+        #"{"0":"a","1":"b","2":"c"}"#,
+        #"{"2":"a","5":"b"}"#,
+        #"{"0":"a","9":"b"}"#,
+        #"{"10":1,"9":2,"-1":3,"a":4,"01":5,"B":6}"#,
+        #"{"k\u00e9y":"v\n\"q\"","\u00e9":"\ud83d\ude00","z":"x"}"#,
+        #"{"esc\u0041ped":"a\/b","t":"tab\there"}"#,
+        #"{"n":{"m":{"o":{"p":"deep"}}},"a":{"1":true,"3":false}}"#,
+    ]
+
+    @Test(arguments: plainDocuments)
+    func plainDocumentsRenderAsTheWriterWould(_ text: String) throws {
+        #expect(plain(text))
+        #expect(try rendered(text) == (try written(text)))
+    }
+
+    static let notPlain = [
+        "1", #""s""#, "null", "[1,2]", "{}",
+        #"{"a":null}"#, #"{"a":{}}"#, #"{"a":[1]}"#, #"{"a":1,"a":2}"#, #"{"a":{"x":1},"a":{"y":2}}"#,
+        #"{".priority":1,"a":2}"#, #"{".value":1}"#, #"{"a":{".sv":"timestamp"}}"#, #"{"a/b":1}"#, #"{"a.b":1}"#,
+        #"{"a":1"#, #"{"a":1}x"#, #"{"a":tru}"#, #"{"a":1e999}"#, #"{"a":"\ud800"}"#, #"{"\u00e9":1,"é":2}"#, #"{"esc\/aped":1}"#,
+    ]
+
+    @Test(arguments: notPlain)
+    func documentsThatNeedNormalizingAreNotPlain(_ text: String) {
+        #expect(!plain(text))
+    }
+
+    @Test func depthCountsThePathWrittenAt() {
+        let nested = String(repeating: #"{"k":"#, count: 5) + "1" + String(repeating: "}", count: 5)
+        #expect(plain(nested, depth: Limits.maxDepth - 5))
+        #expect(!plain(nested, depth: Limits.maxDepth - 4))
+    }
+
+    @Test func aLongStringIsNotPlain() {
+        let long = #"{"a":""# + String(repeating: "x", count: Limits.maxStringBytes + 1) + #""}"#
+        #expect(!plain(long))
+    }
+}
