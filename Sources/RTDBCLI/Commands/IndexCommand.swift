@@ -1,6 +1,10 @@
 import RTDBCore
 
 enum IndexCommand {
+    enum Action: String, CaseIterable {
+        case add, remove, list
+    }
+
     static let spec = CommandSpec(
         name: "index", summary: "add, remove or list the indexes that order-by-child and order-by-value queries use",
         usage: "rtdb index add PATH CHILD | rtdb index remove PATH CHILD | rtdb index list",
@@ -21,23 +25,21 @@ enum IndexCommand {
         run: run)
 
     static func run(_ inv: Invocation) throws {
-        guard let action = inv.positionals.first else { throw inv.usageError("index: missing ACTION (add, remove or list)") }
+        let action = try inv.action(Action.self)
         let out = inv.output()
         switch action {
-        case "list":
+        case .list:
             _ = try inv.arguments(["ACTION"])
             for d in try indexable(inv, reading: true).indexes() {
                 try out.record([("path", .string(d.location)), ("child", .string(d.childText))])
             }
-        case "add", "remove":
+        case .add, .remove:
             let args = try inv.arguments(["ACTION", "PATH", "CHILD"])
             let d = try IndexDefinition(location: args[1], child: args[2])
             let db = try indexable(inv, reading: false)
-            let done = action == "add" ? try db.addIndex(d, progress: TerminalProgress.forCommand(quiet: inv.quiet)) : try db.removeIndex(d)
+            let done = action == .add ? try db.addIndex(d, progress: TerminalProgress.forCommand(quiet: inv.quiet)) : try db.removeIndex(d)
             try out.record([("path", .string(d.location)), ("child", .string(d.childText)),
-                            (action == "add" ? "added" : "removed", .bool(done))])
-        default:
-            throw inv.usageError("index: unknown action \(Limits.quote(action)); use add, remove or list")
+                            (action == .add ? "added" : "removed", .bool(done))])
         }
         try out.flush()
     }

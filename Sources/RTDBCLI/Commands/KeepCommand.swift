@@ -3,6 +3,10 @@ import RTDBCore
 /// `rtdb keep add|rm|ls`: kept locations and queries of an offline cache (offline.md §2.7), a
 /// keepSynced that persists across processes: `sync` refreshes them, a purge never drops them.
 enum KeepCommand {
+    enum Action: String, CaseIterable {
+        case add, rm, ls
+    }
+
     static let spec = CommandSpec(
         name: "keep", summary: "keep a location or query of an offline cache synced and never purged",
         usage: "rtdb keep add PATH [ORDER] [RANGE] [LIMIT] | rtdb keep rm PATH [ORDER] [RANGE] [LIMIT] | rtdb keep ls",
@@ -22,18 +26,18 @@ enum KeepCommand {
         run: run)
 
     static func run(_ inv: Invocation) throws {
-        guard let action = inv.positionals.first else { throw inv.usageError("keep: missing ACTION (add, rm or ls)") }
+        let action = try inv.action(Action.self)
         switch action {
-        case "add", "rm":
+        case .add, .rm:
             let args = Array(inv.positionals.dropFirst())
             guard args.count == 1 else {
-                throw inv.usageError(args.isEmpty ? "keep \(action): missing PATH" : "keep \(action): unexpected argument \(Limits.quote(args[1]))")
+                throw inv.usageError(args.isEmpty ? "keep \(action.rawValue): missing PATH" : "keep \(action.rawValue): unexpected argument \(Limits.quote(args[1]))")
             }
             let path = try inv.path(args[0])
             let query = try QueryOptions.parse(inv)
             let db = try QueueCommand.cache(inv, command: "keep")
             let out = inv.output()
-            if action == "add" {
+            if action == .add {
                 let (kept, complete) = try db.keep(path, query: query)
                 try out.record([("event", .string("kept")), ("path", .string(path.description)), ("query", queryField(kept.params)),
                                 ("complete", .bool(complete))])
@@ -43,7 +47,7 @@ enum KeepCommand {
                                 ("found", .bool(found))])
             }
             try out.flush()
-        case "ls":
+        case .ls:
             if inv.positionals.count > 1 { throw inv.usageError("keep ls: unexpected argument \(Limits.quote(inv.positionals[1]))") }
             if let o = Registry.queryOptions.first(where: { inv.has($0) }) { throw inv.usageError("keep ls takes no \(o.long)") }
             let db = try QueueCommand.cache(inv, command: "keep")
@@ -52,8 +56,6 @@ enum KeepCommand {
                 try out.record([("path", .string(k.path.description)), ("query", queryField(k.params))])
             }
             try out.flush()
-        default:
-            throw inv.usageError("keep: unknown action \(Limits.quote(action)); use add, rm or ls")
         }
     }
 
