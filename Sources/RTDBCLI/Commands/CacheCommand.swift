@@ -3,10 +3,6 @@ import RTDBCore
 /// `rtdb cache info|ls|prune|clear`: the state and upkeep of an offline cache (offline.md §2.7,
 /// §1.6). Never contacts the server.
 enum CacheCommand {
-    enum Action: String, CaseIterable {
-        case info, ls, prune, clear
-    }
-
     static let vacuum = Flag("--vacuum", "prune: also give the freed space back to the file system")
     static let all = Flag("--all", "clear: also drop the queued writes")
 
@@ -70,5 +66,10 @@ enum CacheCommand {
             try out.record([("event", .string("cleared")), ("queries", .int(cleared.queries))])
         }
         try out.flush()
+    }
+
+    /// What the first argument asks for, in the order usage errors list them.
+    enum Action: String, CaseIterable {
+        case info, ls, prune, clear
     }
 }

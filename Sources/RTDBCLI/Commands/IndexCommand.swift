@@ -1,10 +1,6 @@
 import RTDBCore
 
 enum IndexCommand {
-    enum Action: String, CaseIterable {
-        case add, remove, list
-    }
-
     static let spec = CommandSpec(
         name: "index", summary: "add, remove or list the indexes that order-by-child and order-by-value queries use",
         usage: "rtdb index add PATH CHILD | rtdb index remove PATH CHILD | rtdb index list",
@@ -47,5 +43,10 @@ enum IndexCommand {
     static func indexable(_ inv: Invocation, reading: Bool) throws -> Indexable {
         try inv.capability(Indexable.self, of: try inv.database(reading: reading, cache: .never),
                            missing: RTDBError(.unsupported, "indexes belong to the embedded database; a remote database takes them from its rules (.indexOn)"))
+    }
+
+    /// What the first argument asks for, in the order usage errors list them.
+    enum Action: String, CaseIterable {
+        case add, remove, list
     }
 }

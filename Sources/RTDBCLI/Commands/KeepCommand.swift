@@ -3,10 +3,6 @@ import RTDBCore
 /// `rtdb keep add|rm|ls`: kept locations and queries of an offline cache (offline.md §2.7), a
 /// keepSynced that persists across processes: `sync` refreshes them, a purge never drops them.
 enum KeepCommand {
-    enum Action: String, CaseIterable {
-        case add, rm, ls
-    }
-
     static let spec = CommandSpec(
         name: "keep", summary: "keep a location or query of an offline cache synced and never purged",
         usage: "rtdb keep add PATH [ORDER] [RANGE] [LIMIT] | rtdb keep rm PATH [ORDER] [RANGE] [LIMIT] | rtdb keep ls",
@@ -62,5 +58,10 @@ enum KeepCommand {
     /// A query's canonical params as the JSON object they are.
     static func queryField(_ params: String) -> Field {
         .node((try? JSONReader.parse(params)) ?? .object([]))
+    }
+
+    /// What the first argument asks for, in the order usage errors list them.
+    enum Action: String, CaseIterable {
+        case add, rm, ls
     }
 }
