@@ -15,7 +15,7 @@ enum StreamedWrite {
     }
 
     /// Opens `source`'s input. Past a few megabytes, a database that can stream the input takes
-    /// it so (a priority is no place for a document); anything else is read whole.
+    /// it so, unless the path is a priority; anything else is read whole.
     static func take(_ inv: Invocation, _ path: Path, _ source: ValueInput.ValueSource, as kind: ImportKind) throws -> Input {
         switch try JSONInput.open(source) {
         case .large(let input)?:
