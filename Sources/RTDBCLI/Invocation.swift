@@ -86,6 +86,17 @@ final class Invocation {
         return positionals
     }
 
+    /// The first argument as one of `A`'s cases: the ACTION of a command that does several
+    /// things (`cache info`, `keep add`). A missing or unknown one is a usage error naming them.
+    func action<A: RawRepresentable & CaseIterable>(_: A.Type) throws -> A where A.RawValue == String {
+        let listed = spokenChoices(A.allCases.map(\.rawValue))
+        guard let word = positionals.first else { throw usageError("\(command.name): missing ACTION (\(listed))") }
+        guard let action = A(rawValue: word) else {
+            throw usageError("\(command.name): unknown action \(Limits.quote(word)); use \(listed)")
+        }
+        return action
+    }
+
     func path(_ text: String) throws -> Path { try Path(text) }
 
     // MARK: environment and target

@@ -96,16 +96,10 @@ final class KeptStreams {
     private func start(_ kept: CachedQuery) -> Stream? {
         var fds: [Int32] = [0, 0]
         guard pipe(&fds) == 0 else { return nil }
-        var actions = emptySpawnFileActions()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_adddup2(&actions, fds[1], 1)
-        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-        posix_spawn_file_actions_addclose(&actions, fds[0])
-        posix_spawn_file_actions_addclose(&actions, fds[1])
-        let (pid, rc) = Subprocess.spawn([executable, KeptStreamCommand.spec.name, kept.path.description, kept.params],
-                                         actions: &actions, ownGroup: false, env: environment)
+        let (pid, rc) = withStdoutOnPipe(fds) { actions in
+            Subprocess.spawn([executable, KeptStreamCommand.spec.name, kept.path.description, kept.params],
+                             actions: &actions, ownGroup: false, env: environment)
+        }
         close(fds[1])
         guard rc == 0 else {
             close(fds[0])

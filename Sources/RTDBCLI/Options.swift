@@ -52,6 +52,11 @@ extension Valued where Value == String {
     }
 }
 
+/// Choices as a message says them: "a, b or c".
+func spokenChoices(_ names: [String]) -> String {
+    names.count > 1 ? names.dropLast().joined(separator: ", ") + " or " + (names.last ?? "") : names.joined()
+}
+
 extension Valued where Value: RawRepresentable & CaseIterable & Sendable, Value.RawValue == String {
     /// An option whose value is one of `Value`'s cases; they are the choices help and the
     /// completions offer.
@@ -59,8 +64,7 @@ extension Valued where Value: RawRepresentable & CaseIterable & Sendable, Value.
         let names = Value.allCases.map(\.rawValue)
         self.init(long, value: value, kind: .text, choices: names, help) { text, source in
             guard let v = Value(rawValue: text) else {
-                let listed = names.count > 1 ? names.dropLast().joined(separator: ", ") + " or " + (names.last ?? "") : names.joined()
-                throw RTDBError(.usage, "\(source) needs \(listed), not \(Limits.quote(text))")
+                throw RTDBError(.usage, "\(source) needs \(spokenChoices(names)), not \(Limits.quote(text))")
             }
             return v
         }

@@ -5,6 +5,33 @@ import RTDBCore
 /// value, its values read back from the database once the write has committed (streamed too:
 /// the value is never held whole).
 enum StreamedWrite {
+    /// What `set` and `update` have to write once their input is open.
+    enum Input {
+        /// A database that streams took the large input: it is written and its line printed.
+        case streamed
+        /// The input's JSON text, nil when the value is given otherwise (`--string`,
+        /// `--server-timestamp`); and the database, when reading a large input opened it already.
+        case text([UInt8]?, opened: Database?)
+    }
+
+    /// Opens `source`'s input. Past a few megabytes, a database that can stream the input takes
+    /// it so, unless the path is a priority; anything else is read whole.
+    static func take(_ inv: Invocation, _ path: Path, _ source: ValueInput.ValueSource, as kind: ImportKind) throws -> Input {
+        switch try JSONInput.open(source) {
+        case .large(let input)?:
+            let db = try inv.database()
+            if !path.isPriority, let streaming = inv.capability(StreamingWrites.self, of: db) {
+                try run(inv, streaming, path, input, as: kind)
+                return .streamed
+            }
+            return .text(try input.whole(), opened: db)
+        case .whole(let bytes)?:
+            return .text(bytes, opened: nil)
+        case nil:
+            return .text(nil, opened: nil)
+        }
+    }
+
     static func run(_ inv: Invocation, _ db: StreamingWrites, _ path: Path, _ input: LargeInput, as kind: ImportKind) throws {
         let progress = TerminalProgress.forCommand(quiet: inv.quiet)
         let written = try db.importJSON(path, from: input.source(), as: kind, progress: progress)

@@ -11,19 +11,30 @@ extension EmbeddedDatabase: SessionHost {
     }
 }
 
-final class EmbeddedHeldSession: HeldSession {
+/// A session this process holds with its rows and lock file in an embedded file
+/// (Sessions.swift): a database file's own sessions, and an offline cache's client-side ones.
+/// Its id is one of the file's push keys; a change goes through its rows, as any other process
+/// makes it (`SessionStore`), so that they hold what runs when the session ends.
+public protocol FileHeldSession: HeldSession {
+    /// The file of its rows.
+    var file: EmbeddedDatabase { get }
+}
+
+extension FileHeldSession {
+    public func change(_ change: DisconnectChange) throws {
+        try file.changeSession(id, change)
+    }
+}
+
+final class EmbeddedHeldSession: FileHeldSession {
     let db: EmbeddedDatabase
     /// The id of its rows and lock file.
     let id: String
+    var file: EmbeddedDatabase { db }
 
     init(_ db: EmbeddedDatabase) {
         self.db = db
         id = db.newPushKey()
-    }
-
-    /// Through the rows, as any other process makes it (`SessionStore`).
-    func change(_ change: DisconnectChange) throws {
-        try db.changeSession(id, change)
     }
 
     /// Presence keys are chosen before anything is written, so the removal of the child is

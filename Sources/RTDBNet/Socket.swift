@@ -25,35 +25,27 @@ public final class TCPListener {
             throw NetError.address("cannot resolve \(host): \(String(cString: gai_strerror(rc)))")
         }
         defer { freeaddrinfo(list) }
-        var lastError: NetError = .address("no address for \(host)")
-        var cur = list
-        while let ai = cur {
-            defer { cur = ai.pointee.ai_next }
-            let s = openStreamSocket(family: ai.pointee.ai_family)
-            if s < 0 { lastError = .system("socket", errno); continue }
+        let bound: (fd: Int32, port: Int, address: String, isIPv6: Bool) = try firstWorkingAddress(in: list, host: host) { s, ai in
             var one: Int32 = 1
             setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
-            if ai.pointee.ai_family == AF_INET6 {
+            if ai.ai_family == AF_INET6 {
                 setsockopt(s, Int32(IPPROTO_IPV6), IPV6_V6ONLY, &one, socklen_t(MemoryLayout<Int32>.size))
             }
-            if bind(s, ai.pointee.ai_addr, ai.pointee.ai_addrlen) != 0 {
-                lastError = .system("bind \(host):\(port)", errno); close(s); continue
-            }
-            if listen(s, backlog) != 0 { lastError = .system("listen", errno); close(s); continue }
+            if bind(s, ai.ai_addr, ai.ai_addrlen) != 0 { return .failed(.system("bind \(host):\(port)", errno)) }
+            if listen(s, backlog) != 0 { return .failed(.system("listen", errno)) }
             var storage = sockaddr_storage()
             var len = socklen_t(MemoryLayout<sockaddr_storage>.size)
             let named = withUnsafeMutablePointer(to: &storage) {
                 $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(s, $0, &len) }
             }
-            if named != 0 { lastError = .system("getsockname", errno); close(s); continue }
+            if named != 0 { return .failed(.system("getsockname", errno)) }
             let (addr, p) = TCPListener.describe(&storage)
-            self.fd = s
-            self.port = p
-            self.address = addr
-            self.isIPv6 = ai.pointee.ai_family == AF_INET6
-            return
+            return .made((fd: s, port: p, address: addr, isIPv6: ai.ai_family == AF_INET6))
         }
-        throw lastError
+        self.fd = bound.fd
+        self.port = bound.port
+        self.address = bound.address
+        self.isIPv6 = bound.isIPv6
     }
 
     deinit { close(fd) }

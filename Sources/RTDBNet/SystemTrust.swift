@@ -109,18 +109,12 @@ enum KeychainRoots {
         guard let program = argv.first else { return nil }
         var fds: [Int32] = [-1, -1]
         guard pipe(&fds) == 0 else { return nil }
-        var actions = emptySpawnFileActions()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_adddup2(&actions, fds[1], 1)
-        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-        posix_spawn_file_actions_addclose(&actions, fds[0])
-        posix_spawn_file_actions_addclose(&actions, fds[1])
         var cargs: [UnsafeMutablePointer<CChar>?] = argv.map { strdup($0) } + [nil]
         defer { for p in cargs { free(p) } }
         var pid: pid_t = 0
-        let rc = posix_spawn(&pid, program, &actions, nil, &cargs, processEnvironment)
+        let rc = withStdoutOnPipe(fds) { actions in
+            posix_spawn(&pid, program, &actions, nil, &cargs, processEnvironment)
+        }
         _ = close(fds[1])
         defer { _ = close(fds[0]) }
         guard rc == 0 else { return nil }

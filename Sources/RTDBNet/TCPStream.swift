@@ -49,39 +49,29 @@ public final class TCPStream: ByteStream {
             throw NetError.address("cannot resolve \(host): \(why)")
         }
         defer { freeaddrinfo(list) }
-        var lastError: NetError = .address("no address for \(host)")
-        var cur = list
-        while let ai = cur {
-            defer { cur = ai.pointee.ai_next }
-            let s = openStreamSocket(family: ai.pointee.ai_family)
-            if s < 0 { lastError = .system("socket", errno); continue }
-            if systemConnect(s, ai.pointee.ai_addr, ai.pointee.ai_addrlen) != 0 && errno != EINPROGRESS {
-                lastError = .address("cannot connect to \(host):\(port): \(String(cString: strerror(errno)))")
-                _ = systemClose(s)
-                continue
+        let fd: Int32 = try firstWorkingAddress(in: list, host: host) { s, ai in
+            if systemConnect(s, ai.ai_addr, ai.ai_addrlen) != 0 && errno != EINPROGRESS {
+                return .failed(.address("cannot connect to \(host):\(port): \(String(cString: strerror(errno)))"))
             }
             let left = deadline == Int64.max ? -1 : Int(max(0, deadline - monotonicMillis()))
             do {
                 try wait(s, events: Int16(POLLOUT), timeoutMillis: left, what: "connecting to \(host):\(port)")
             } catch let e as NetError {
-                lastError = e
-                _ = systemClose(s)
+                // Out of time: no other address may take more.
                 if case .timeout = e { throw e }
-                continue
+                return .failed(e)
             }
             var err: Int32 = 0
             var len = socklen_t(MemoryLayout<Int32>.size)
             getsockopt(s, SOL_SOCKET, SO_ERROR, &err, &len)
             if err != 0 {
-                lastError = .address("cannot connect to \(host):\(port): \(String(cString: strerror(err)))")
-                _ = systemClose(s)
-                continue
+                return .failed(.address("cannot connect to \(host):\(port): \(String(cString: strerror(err)))"))
             }
             var one: Int32 = 1
             setsockopt(s, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
-            return TCPStream(fd: s, host: host, port: port)
+            return .made(s)
         }
-        throw lastError
+        return TCPStream(fd: fd, host: host, port: port)
     }
 
     /// Waits until `fd` is ready for `events`, or throws `.timeout` once `timeoutMillis` passed.

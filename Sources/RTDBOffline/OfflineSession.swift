@@ -20,20 +20,15 @@ extension OfflineDatabase: SessionHost {
     }
 }
 
-final class ClientSideSession: HeldSession {
+final class ClientSideSession: FileHeldSession {
     let db: OfflineDatabase
-    /// The id of its rows in the cache file.
+    /// The id of its rows in the cache file, which are what is queued when the session ends.
     let id: String
+    var file: EmbeddedDatabase { db.cache.db }
 
     init(_ db: OfflineDatabase) {
         self.db = db
         id = db.cache.db.newPushKey()
-    }
-
-    /// Through its rows in the cache file, as on the embedded file: they are what is queued
-    /// when the session ends.
-    func change(_ change: DisconnectChange) throws {
-        try db.cache.db.changeSession(id, change)
     }
 
     func hold(_ steps: [SessionStep], events: (SessionEvent) throws -> Void, started: () throws -> Void,
@@ -41,7 +36,7 @@ final class ClientSideSession: HeldSession {
         var pushIDs = PushIDGenerator()
         let (operations, writes) = SessionStep.plan(steps, newKey: { pushIDs.next(now: db.estimatedServerTime()) })
         let principal = db.principal
-        let session = try db.cache.db.beginSession(operations, id: id) { t, id in
+        let session = try file.beginSession(operations, id: id) { t, id in
             let p = try t.connection.statement("INSERT INTO cache_session_principals(session_id, principal) VALUES(?1, ?2)")
             p.bind(1, text: id)
             p.bind(2, text: principal)
@@ -62,7 +57,7 @@ final class ClientSideSession: HeldSession {
                 for l in lines { try events(l) }
                 try finish(session, events: events)
             } else {
-                try? db.cache.db.abandonSession(session)
+                try? file.abandonSession(session)
             }
             throw error
         }
@@ -76,7 +71,7 @@ final class ClientSideSession: HeldSession {
     /// queued for the next flush (`rtdb sync`): returns why, nil when they were sent.
     @discardableResult
     func finish(_ session: EmbeddedSession, events: (SessionEvent) throws -> Void) throws -> QueueReason? {
-        if try db.cache.db.endSession(session).isEmpty { return nil }
+        if try file.endSession(session).isEmpty { return nil }
         var left: String? = nil
         var why: QueueReason? = nil
         do {

@@ -45,12 +45,12 @@ extension OfflineDatabase {
 /// sends queued writes as they appear and when it connects again (a kept stream of
 /// `sync --follow` leaves them to `sync`, which reports each).
 final class CacheWatch {
-    let db: OfflineDatabase
-    let cache: CacheStore
-    let path: Path
-    let query: Query
-    let params: String
-    let sendsQueue: Bool
+    private let db: OfflineDatabase
+    private let cache: CacheStore
+    private let path: Path
+    private let query: Query
+    private let params: String
+    private let sendsQueue: Bool
     /// The caller's `idle` or `onChange` said to end.
     private var stopped = false
     /// A stream of the query's window is live: its tracked keys are current.

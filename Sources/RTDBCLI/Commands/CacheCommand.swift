@@ -29,29 +29,28 @@ enum CacheCommand {
         run: run)
 
     static func run(_ inv: Invocation) throws {
-        guard let action = inv.positionals.first else { throw inv.usageError("cache: missing ACTION (info, ls, prune or clear)") }
-        if inv.positionals.count > 1 { throw inv.usageError("cache \(action): unexpected argument \(Limits.quote(inv.positionals[1]))") }
-        guard ["info", "ls", "prune", "clear"].contains(action) else {
-            throw inv.usageError("cache: unknown action \(Limits.quote(action)); use info, ls, prune or clear")
+        if inv.positionals.count > 1 {
+            throw inv.usageError("cache \(inv.positionals[0]): unexpected argument \(Limits.quote(inv.positionals[1]))")
         }
-        if inv.has(vacuum) && action != "prune" { throw inv.usageError("--vacuum goes with cache prune") }
-        if inv.has(all) && action != "clear" { throw inv.usageError("--all goes with cache clear") }
+        let action = try inv.action(Action.self)
+        if inv.has(vacuum) && action != .prune { throw inv.usageError("--vacuum goes with cache prune") }
+        if inv.has(all) && action != .clear { throw inv.usageError("--all goes with cache clear") }
         let db = try QueueCommand.cache(inv, command: "cache")
         let out = inv.output()
         switch action {
-        case "info":
+        case .info:
             let i = try db.cacheInfo()
             try out.record([("file", .string(i.file)), ("url", .string(i.url)), ("bytes", .int(i.bytes)),
                             ("limit", .int(i.limit)), ("queries", .int(i.queries)), ("complete", .int(i.complete)),
                             ("kept", .int(i.kept)), ("pending", .int(i.pending)), ("rejected", .int(i.rejected)),
                             ("serverTimeOffset", i.serverTimeOffset.map { .int(Int($0)) } ?? .null)])
-        case "ls":
+        case .ls:
             for q in try db.trackedQueries() {
                 try out.record([("path", .string(q.query.path.description)), ("query", KeepCommand.queryField(q.query.params)),
                                 ("complete", .bool(q.complete)), ("active", .bool(q.active)),
                                 ("kept", .bool(q.kept)), ("lastUse", .int(Int(q.lastUseMillis))), ("keys", .int(q.keys))])
             }
-        case "prune":
+        case .prune:
             let before = try db.cacheInfo()
             let pruned = try db.prune(vacuum: inv.has(vacuum))
             for p in pruned {
@@ -61,11 +60,16 @@ enum CacheCommand {
             let after = try db.cacheInfo()
             try out.record([("event", .string("prune_done")), ("queries", .int(pruned.count)), ("bytes_before", .int(before.bytes)),
                             ("bytes_after", .int(after.bytes)), ("limit", .int(after.limit))])
-        default:
+        case .clear:
             let cleared = try db.clear(all: inv.has(all))
             for w in cleared.dropped { try out.record(QueueCommand.dropped(w)) }
             try out.record([("event", .string("cleared")), ("queries", .int(cleared.queries))])
         }
         try out.flush()
+    }
+
+    /// What the first argument asks for, in the order usage errors list them.
+    enum Action: String, CaseIterable {
+        case info, ls, prune, clear
     }
 }

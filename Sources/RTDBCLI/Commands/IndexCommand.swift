@@ -21,23 +21,21 @@ enum IndexCommand {
         run: run)
 
     static func run(_ inv: Invocation) throws {
-        guard let action = inv.positionals.first else { throw inv.usageError("index: missing ACTION (add, remove or list)") }
+        let action = try inv.action(Action.self)
         let out = inv.output()
         switch action {
-        case "list":
+        case .list:
             _ = try inv.arguments(["ACTION"])
             for d in try indexable(inv, reading: true).indexes() {
                 try out.record([("path", .string(d.location)), ("child", .string(d.childText))])
             }
-        case "add", "remove":
+        case .add, .remove:
             let args = try inv.arguments(["ACTION", "PATH", "CHILD"])
             let d = try IndexDefinition(location: args[1], child: args[2])
             let db = try indexable(inv, reading: false)
-            let done = action == "add" ? try db.addIndex(d, progress: TerminalProgress.forCommand(quiet: inv.quiet)) : try db.removeIndex(d)
+            let done = action == .add ? try db.addIndex(d, progress: TerminalProgress.forCommand(quiet: inv.quiet)) : try db.removeIndex(d)
             try out.record([("path", .string(d.location)), ("child", .string(d.childText)),
-                            (action == "add" ? "added" : "removed", .bool(done))])
-        default:
-            throw inv.usageError("index: unknown action \(Limits.quote(action)); use add, remove or list")
+                            (action == .add ? "added" : "removed", .bool(done))])
         }
         try out.flush()
     }
@@ -45,5 +43,10 @@ enum IndexCommand {
     static func indexable(_ inv: Invocation, reading: Bool) throws -> Indexable {
         try inv.capability(Indexable.self, of: try inv.database(reading: reading, cache: .never),
                            missing: RTDBError(.unsupported, "indexes belong to the embedded database; a remote database takes them from its rules (.indexOn)"))
+    }
+
+    /// What the first argument asks for, in the order usage errors list them.
+    enum Action: String, CaseIterable {
+        case add, remove, list
     }
 }

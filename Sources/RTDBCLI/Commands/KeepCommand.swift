@@ -22,18 +22,18 @@ enum KeepCommand {
         run: run)
 
     static func run(_ inv: Invocation) throws {
-        guard let action = inv.positionals.first else { throw inv.usageError("keep: missing ACTION (add, rm or ls)") }
+        let action = try inv.action(Action.self)
         switch action {
-        case "add", "rm":
+        case .add, .rm:
             let args = Array(inv.positionals.dropFirst())
             guard args.count == 1 else {
-                throw inv.usageError(args.isEmpty ? "keep \(action): missing PATH" : "keep \(action): unexpected argument \(Limits.quote(args[1]))")
+                throw inv.usageError(args.isEmpty ? "keep \(action.rawValue): missing PATH" : "keep \(action.rawValue): unexpected argument \(Limits.quote(args[1]))")
             }
             let path = try inv.path(args[0])
             let query = try QueryOptions.parse(inv)
             let db = try QueueCommand.cache(inv, command: "keep")
             let out = inv.output()
-            if action == "add" {
+            if action == .add {
                 let (kept, complete) = try db.keep(path, query: query)
                 try out.record([("event", .string("kept")), ("path", .string(path.description)), ("query", queryField(kept.params)),
                                 ("complete", .bool(complete))])
@@ -43,7 +43,7 @@ enum KeepCommand {
                                 ("found", .bool(found))])
             }
             try out.flush()
-        case "ls":
+        case .ls:
             if inv.positionals.count > 1 { throw inv.usageError("keep ls: unexpected argument \(Limits.quote(inv.positionals[1]))") }
             if let o = Registry.queryOptions.first(where: { inv.has($0) }) { throw inv.usageError("keep ls takes no \(o.long)") }
             let db = try QueueCommand.cache(inv, command: "keep")
@@ -52,13 +52,16 @@ enum KeepCommand {
                 try out.record([("path", .string(k.path.description)), ("query", queryField(k.params))])
             }
             try out.flush()
-        default:
-            throw inv.usageError("keep: unknown action \(Limits.quote(action)); use add, rm or ls")
         }
     }
 
     /// A query's canonical params as the JSON object they are.
     static func queryField(_ params: String) -> Field {
         .node((try? JSONReader.parse(params)) ?? .object([]))
+    }
+
+    /// What the first argument asks for, in the order usage errors list them.
+    enum Action: String, CaseIterable {
+        case add, rm, ls
     }
 }

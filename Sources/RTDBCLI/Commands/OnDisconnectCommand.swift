@@ -44,10 +44,7 @@ enum OnDisconnectCommand {
         run: run)
 
     static func run(_ inv: Invocation) throws {
-        guard let first = inv.positionals.first else { throw inv.usageError("on-disconnect: missing ACTION (set, update, remove or cancel)") }
-        guard let action = Action(rawValue: first) else {
-            throw inv.usageError("on-disconnect: unknown action \(Limits.quote(first)); use set, update, remove or cancel")
-        }
+        let action = try inv.action(Action.self)
         let args = inv.positionals.dropFirst()
         if action != .set {
             if inv.has(SetCommand.serverTimestamp) { throw inv.usageError("--server-timestamp goes with on-disconnect set") }

@@ -34,22 +34,8 @@ enum SetCommand {
         if let option = [chunkSize.spec, force.spec].first(where: { inv.has($0) }) {
             throw inv.usageError("set: \(option.long) goes with --chunked")
         }
-        let value: Node
-        var opened: Database? = nil
-        switch try JSONInput.open(source) {
-        case .large(let input)?:
-            // Past a few megabytes, a database that can stream the input takes it so.
-            let db = try inv.database()
-            opened = db
-            if !path.isPriority, let streaming = inv.capability(StreamingWrites.self, of: db) {
-                return try StreamedWrite.run(inv, streaming, path, input, as: .set)
-            }
-            value = try source.node(from: input.whole())
-        case .whole(let bytes)?:
-            value = try source.node(from: bytes)
-        case nil:
-            value = try source.node()
-        }
+        guard case .text(let text, let opened) = try StreamedWrite.take(inv, path, source, as: .set) else { return }
+        let value = try text.map { try source.node(from: $0) } ?? source.node()
         try WriteCheck.value(value, at: path)
         let receipt = try (opened ?? inv.database()).commit(.set(path, value))
         try inv.output(committed: path).report(receipt, [[("path", .string(path.description)),

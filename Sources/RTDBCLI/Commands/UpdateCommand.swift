@@ -20,21 +20,8 @@ enum UpdateCommand {
         let path = try inv.path(first)
         let source = try ValueInput.source(inv, args: inv.positionals.dropFirst(), string: nil, file: file)
         try WriteCheck.writable(path)
-        let bytes: [UInt8]
-        var opened: Database? = nil
-        switch try JSONInput.open(source) {
-        case .large(let input)?:
-            let db = try inv.database()
-            opened = db
-            if !path.isPriority, let streaming = inv.capability(StreamingWrites.self, of: db) {
-                return try StreamedWrite.run(inv, streaming, path, input, as: .update)
-            }
-            bytes = try input.whole()
-        case .whole(let whole)?:
-            bytes = whole
-        case nil:
-            bytes = []
-        }
+        guard case .text(let text, let opened) = try StreamedWrite.take(inv, path, source, as: .update) else { return }
+        let bytes = text ?? []
         guard let raw = try bytes.withUnsafeBufferPointer({ try JSONReader.parseEntries($0) }) else {
             throw RTDBError(.invalidData, "update needs a JSON object of relative paths")
         }
