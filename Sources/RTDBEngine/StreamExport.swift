@@ -107,12 +107,7 @@ final class RowJSONWriter {
             let full = rows.blob(0)
             let rel = UnsafeBufferPointer(rebasing: full[skip...])
             segs.removeAll(keepingCapacity: true)
-            var s = 0
-            repeat {
-                let end = StorageKey.segmentEnd(rel, from: s)
-                segs.append(s..<end)
-                s = end
-            } while s < rel.count
+            StorageKey.appendSegments(of: rel, to: &segs)
             if frames.isEmpty { try openRoot(firstChild: UnsafeBufferPointer(rebasing: rel[segs[0]])) }
             // How many open frames beyond the root this row is still inside.
             var common = 0
