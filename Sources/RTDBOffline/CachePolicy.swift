@@ -33,20 +33,19 @@ extension CacheStore {
     /// Records a kept query (`keep add`); false when it was kept already.
     @discardableResult
     public func keep(_ path: Path, params: String) throws -> Bool {
-        try db.writeTransaction { t in
-            let s = try t.connection.statement("INSERT OR IGNORE INTO cache_keep(path, params) VALUES(?1, ?2)")
-            s.bind(1, text: path.description)
-            s.bind(2, text: params)
-            try s.run()
-            return t.connection.changes > 0
-        }
+        try changeKept("INSERT OR IGNORE INTO cache_keep(path, params) VALUES(?1, ?2)", path, params)
     }
 
     /// Forgets a kept query (`keep rm`); false when it was not kept.
     @discardableResult
     public func unkeep(_ path: Path, params: String) throws -> Bool {
+        try changeKept("DELETE FROM cache_keep WHERE path = ?1 AND params = ?2", path, params)
+    }
+
+    /// Runs `sql` on the kept query `(path, params)` (`?1`, `?2`); whether it changed a row.
+    private func changeKept(_ sql: String, _ path: Path, _ params: String) throws -> Bool {
         try db.writeTransaction { t in
-            let s = try t.connection.statement("DELETE FROM cache_keep WHERE path = ?1 AND params = ?2")
+            let s = try t.connection.statement(sql)
             s.bind(1, text: path.description)
             s.bind(2, text: params)
             try s.run()
