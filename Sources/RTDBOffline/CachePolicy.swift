@@ -1,18 +1,6 @@
 import RTDBCore
 import RTDBEngine
 
-/// What `rtdb cache info` counts in the cache's tables (offline.md §2.7).
-public struct CacheCounts: Sendable {
-    /// The estimate of the server cache's size: Σ(length(path) + length(value)) of its rows.
-    public var bytes: Int
-    public var queries: Int
-    public var complete: Int
-    public var kept: Int
-    public var pending: Int
-    public var rejected: Int
-    public var serverTimeOffset: Int64?
-}
-
 /// Kept locations, active queries and the least-recently-used purge of an offline cache
 /// (offline.md §1.6, §2.7).
 ///
@@ -96,18 +84,20 @@ extension CacheStore {
 
     /// The size estimate and the counts `cache info` prints (zeros for a file without a cache).
     public func counts() throws -> CacheCounts {
-        try reading(CacheCounts(bytes: 0, queries: 0, complete: 0, kept: 0, pending: 0, rejected: 0, serverTimeOffset: nil)) { t in
+        try reading(CacheCounts()) { t in
             let c = t.connection
+            func rows(_ sql: String) throws -> Int { Int(try c.integer(sql) ?? 0) }
+            var counts = CacheCounts()
             let s = try c.statement("SELECT server_time_offset_ms FROM cache_meta WHERE id = 1")
-            let offset: Int64? = try s.step() && !s.isNull(0) ? s.int(0) : nil
+            counts.serverTimeOffset = try s.step() && !s.isNull(0) ? s.int(0) : nil
             s.reset()
-            return CacheCounts(bytes: try t.storedBytes(),
-                               queries: Int(try c.integer("SELECT count(*) FROM cache_tracked_queries") ?? 0),
-                               complete: Int(try c.integer("SELECT count(*) FROM cache_tracked_queries WHERE complete = 1") ?? 0),
-                               kept: Int(try c.integer("SELECT count(*) FROM cache_keep") ?? 0),
-                               pending: Int(try c.integer("SELECT count(*) FROM cache_writes") ?? 0),
-                               rejected: Int(try c.integer("SELECT count(*) FROM cache_rejections") ?? 0),
-                               serverTimeOffset: offset)
+            counts.bytes = try t.storedBytes()
+            counts.queries = try rows("SELECT count(*) FROM cache_tracked_queries")
+            counts.complete = try rows("SELECT count(*) FROM cache_tracked_queries WHERE complete = 1")
+            counts.kept = try rows("SELECT count(*) FROM cache_keep")
+            counts.pending = try rows("SELECT count(*) FROM cache_writes")
+            counts.rejected = try rows("SELECT count(*) FROM cache_rejections")
+            return counts
         }
     }
 
