@@ -126,34 +126,39 @@ public struct TrackedQueryInfo: Sendable {
     }
 }
 
-/// What `cache info` reports (offline.md §2.7).
+/// What an offline cache's tables hold, as `cache info` counts them (offline.md §2.7).
+public struct CacheCounts: Sendable {
+    /// The estimate of the cached data's size: Σ(length(path) + length(value)) of its rows.
+    public var bytes = 0
+    public var queries = 0
+    public var complete = 0
+    public var kept = 0
+    public var pending = 0
+    public var rejected = 0
+    public var serverTimeOffset: Int64? = nil
+
+    /// All zero: what a file without a cache holds.
+    public init() {}
+}
+
+/// What `cache info` reports (offline.md §2.7): the cache's file, its server and size limit,
+/// and its counts, which read as the info's own (`info.bytes`, `info.pending`, …).
+@dynamicMemberLookup
 public struct CacheInfo: Sendable {
     public var file: String
     /// The remote database, without credentials.
     public var url: String
-    /// The estimate of the cached data's size: Σ(length(path) + length(value)) of its rows.
-    public var bytes: Int
     public var limit: Int
-    public var queries: Int
-    public var complete: Int
-    public var kept: Int
-    public var pending: Int
-    public var rejected: Int
-    public var serverTimeOffset: Int64?
+    public var counts: CacheCounts
 
-    public init(file: String, url: String, bytes: Int, limit: Int, queries: Int, complete: Int, kept: Int,
-                pending: Int, rejected: Int, serverTimeOffset: Int64?) {
+    public init(file: String, url: String, limit: Int, counts: CacheCounts) {
         self.file = file
         self.url = url
-        self.bytes = bytes
         self.limit = limit
-        self.queries = queries
-        self.complete = complete
-        self.kept = kept
-        self.pending = pending
-        self.rejected = rejected
-        self.serverTimeOffset = serverTimeOffset
+        self.counts = counts
     }
+
+    public subscript<T>(dynamicMember count: KeyPath<CacheCounts, T>) -> T { counts[keyPath: count] }
 }
 
 /// A remote database through an offline cache: the queue of writes, kept queries and the

@@ -292,14 +292,7 @@ public struct JSONReader {
             let e = b[i]
             i += 1
             switch e {
-            case UInt8(ascii: "\""): out.append(0x22)
-            case UInt8(ascii: "\\"): out.append(0x5C)
-            case UInt8(ascii: "/"): out.append(0x2F)
-            case UInt8(ascii: "b"): out.append(0x08)
-            case UInt8(ascii: "f"): out.append(0x0C)
-            case UInt8(ascii: "n"): out.append(0x0A)
-            case UInt8(ascii: "r"): out.append(0x0D)
-            case UInt8(ascii: "t"): out.append(0x09)
+            case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): out.append(e)
             case UInt8(ascii: "u"):
                 var scalar = try hex4()
                 if scalar >= 0xD800 && scalar <= 0xDBFF {
@@ -316,11 +309,28 @@ public struct JSONReader {
                 guard let u = Unicode.Scalar(scalar) else { throw fail("invalid \\u escape") }
                 if let units = UTF8.encode(u) { out.append(contentsOf: units) }
             default:
-                i -= 1
-                throw fail("invalid escape")
+                guard let control = JSONReader.controlEscape(e) else {
+                    i -= 1
+                    throw fail("invalid escape")
+                }
+                out.append(control)
             }
         }
         throw fail("unterminated string")
+    }
+
+    /// The byte a backslash and `letter` stand for among the control escapes JSON shares with
+    /// JavaScript, and so with the rules language (`\b \f \n \r \t`); nil for any other letter.
+    @inline(__always)
+    public static func controlEscape(_ letter: UInt8) -> UInt8? {
+        switch letter {
+        case UInt8(ascii: "b"): return 0x08
+        case UInt8(ascii: "f"): return 0x0C
+        case UInt8(ascii: "n"): return 0x0A
+        case UInt8(ascii: "r"): return 0x0D
+        case UInt8(ascii: "t"): return 0x09
+        default: return nil
+        }
     }
 
     mutating func hex4() throws -> UInt32 {

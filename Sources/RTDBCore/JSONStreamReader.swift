@@ -121,29 +121,15 @@ public final class JSONStreamReader {
             return
         }
         i += 1
-        try skipSpace()
-        if try peek() == UInt8(ascii: "}") {
-            i += 1
-        } else {
-            while true {
-                try skipSpace()
-                guard try peek() == UInt8(ascii: "\"") else { throw fail("expected a string key") }
-                let key = try string()
-                try skipSpace()
-                guard try peek() == UInt8(ascii: ":") else { throw fail("expected ':'") }
-                i += 1
-                try skipSpace()
+        if try !closesAtOnce(UInt8(ascii: "}")) {
+            repeat {
+                let key = try memberKey()
                 let saved = base
                 try deliver { base = try sink.beginEntry(key) }
                 try child(depth: 1, fresh: true)
                 try deliver { try sink.endEntry() }
                 base = saved
-                try skipSpace()
-                let c = try peek()
-                if c == UInt8(ascii: ",") { i += 1; continue }
-                if c == UInt8(ascii: "}") { i += 1; break }
-                throw fail("expected ',' or '}'")
-            }
+            } while try anotherMember(before: UInt8(ascii: "}"))
         }
         try finishInput()
     }
@@ -187,6 +173,36 @@ public final class JSONStreamReader {
 
     private func fail(_ what: String) -> RTDBError {
         RTDBError(.invalidJSON, "invalid JSON at byte \(origin + Int64(i)): \(what)")
+    }
+
+    /// After an opening `{` or `[`: whether `close` follows at once (then it is read).
+    private func closesAtOnce(_ close: UInt8) throws -> Bool {
+        try skipSpace()
+        guard try peek() == close else { return false }
+        i += 1
+        return true
+    }
+
+    /// An object member's key and the `:` after it, leaving the reading position at its value.
+    private func memberKey() throws -> String {
+        try skipSpace()
+        guard try peek() == UInt8(ascii: "\"") else { throw fail("expected a string key") }
+        let key = try string()
+        try skipSpace()
+        guard try peek() == UInt8(ascii: ":") else { throw fail("expected ':'") }
+        i += 1
+        try skipSpace()
+        return key
+    }
+
+    /// After a member or an element: true at a `,` (another follows), false at `close` (the
+    /// end); either is read. Anything else is a syntax error.
+    private func anotherMember(before close: UInt8) throws -> Bool {
+        try skipSpace()
+        let c = try peek()
+        if c == UInt8(ascii: ",") { i += 1; return true }
+        if c == close { i += 1; return false }
+        throw fail("expected ',' or '\(Character(Unicode.Scalar(close)))'")
     }
 
     private func finishInput() throws {
@@ -283,18 +299,9 @@ public final class JSONStreamReader {
         var sawValue = false
         var plain = false
         var priority: Node? = nil
-        try skipSpace()
-        if try peek() == UInt8(ascii: "}") {
-            i += 1
-        } else {
-            while true {
-                try skipSpace()
-                guard try peek() == UInt8(ascii: "\"") else { throw fail("expected a string key") }
-                let key = try string()
-                try skipSpace()
-                guard try peek() == UInt8(ascii: ":") else { throw fail("expected ':'") }
-                i += 1
-                try skipSpace()
+        if try !closesAtOnce(UInt8(ascii: "}")) {
+            repeat {
+                let key = try memberKey()
                 if key == ".priority" {
                     guard let v = try whole({ try $0.value(depth: depth) }) else {
                         throw RTDBError(.invalidData, "a \".priority\" must be a string, a number or null")
@@ -316,11 +323,9 @@ public final class JSONStreamReader {
                         switch try serverValue(depth: depth, fresh: fresh) {
                         case .placeholder: return
                         case .notPlaceholder:
+                            // Its value is read; what follows is the object's next member.
                             plain = true
-                            try skipSpace()
-                            let c = try peek()
-                            if c == UInt8(ascii: ",") { i += 1; continue }
-                            throw fail("expected ',' or '}'")
+                            continue
                         case .tooLarge: break
                         }
                     }
@@ -341,12 +346,7 @@ public final class JSONStreamReader {
                     try child(depth: depth, fresh: isNew)
                     keys.removeLast()
                 }
-                try skipSpace()
-                let c = try peek()
-                if c == UInt8(ascii: ",") { i += 1; continue }
-                if c == UInt8(ascii: "}") { i += 1; break }
-                throw fail("expected ',' or '}'")
-            }
+            } while try anotherMember(before: UInt8(ascii: "}"))
         }
         if let p = priority, failure == nil {
             try deliver { try Limits.validatePriority(p, path: base.keys + keys) }
@@ -384,11 +384,8 @@ public final class JSONStreamReader {
         i += 1
         try deliver { try sink.beginObject(at: keys, fresh: fresh) }
         var index = 0
-        try skipSpace()
-        if try peek() == UInt8(ascii: "]") {
-            i += 1
-        } else {
-            while true {
+        if try !closesAtOnce(UInt8(ascii: "]")) {
+            repeat {
                 try skipSpace()
                 let parent = base.keys + keys
                 try deliver { if parent.count + 1 > Limits.maxDepth { throw Limits.tooDeep(parent + [String(index)]) } }
@@ -396,12 +393,7 @@ public final class JSONStreamReader {
                 try child(depth: depth, fresh: true)
                 keys.removeLast()
                 index += 1
-                try skipSpace()
-                let c = try peek()
-                if c == UInt8(ascii: ",") { i += 1; continue }
-                if c == UInt8(ascii: "]") { i += 1; break }
-                throw fail("expected ',' or ']'")
-            }
+            } while try anotherMember(before: UInt8(ascii: "]"))
         }
         try deliver { try sink.endObject(at: keys, priority: nil) }
     }

@@ -40,15 +40,9 @@ public struct JSONWriter {
                 write(base, priority: p, into: &out, level: level)
             } else {
                 out.append(UInt8(ascii: "{"))
-                newline(&out, level + 1)
-                JSONWriter.append("\".value\":", to: &out)
-                if pretty { out.append(0x20) }
-                write(base, into: &out, level: level + 1)
+                member("\".value\":", base, into: &out, level: level)
                 out.append(UInt8(ascii: ","))
-                newline(&out, level + 1)
-                JSONWriter.append("\".priority\":", to: &out)
-                if pretty { out.append(0x20) }
-                write(p, into: &out, level: level + 1)
+                member("\".priority\":", p, into: &out, level: level)
                 newline(&out, level)
                 out.append(UInt8(ascii: "}"))
             }
@@ -85,15 +79,26 @@ public struct JSONWriter {
                 }
                 if let p = priority {
                     out.append(UInt8(ascii: ","))
-                    newline(&out, level + 1)
-                    JSONWriter.append("\".priority\":", to: &out)
-                    if pretty { out.append(0x20) }
-                    write(p, into: &out, level: level + 1)
+                    member("\".priority\":", p, into: &out, level: level)
                 }
                 newline(&out, level)
                 out.append(UInt8(ascii: "}"))
             }
         }
+    }
+
+    /// A member of an object written at `level` whose name needs no escaping (`"\".priority\":"`):
+    /// the line break, the name, a space when pretty, then `node`.
+    public func member(_ quotedName: StaticString, _ node: Node, into out: inout [UInt8], level: Int) {
+        memberName(quotedName, into: &out, level: level)
+        write(node, into: &out, level: level + 1)
+    }
+
+    /// A member's start, up to where its value goes (for a value written by other means).
+    public func memberName(_ quotedName: StaticString, into out: inout [UInt8], level: Int) {
+        newline(&out, level + 1)
+        JSONWriter.append(quotedName, to: &out)
+        if pretty { out.append(0x20) }
     }
 
     @inline(__always) func newline(_ out: inout [UInt8], _ level: Int) {

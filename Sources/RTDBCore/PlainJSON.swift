@@ -82,16 +82,10 @@ public enum PlainJSON {
             let keyEnd = r.i - 1
             let key = UnsafeBufferPointer(rebasing: r.b[keyStart..<keyEnd])
             if !escaped && key.contains(UInt8(ascii: "\\")) { escaped = true }
-            r.skipSpace()
-            r.i += 1   // ':'
-            r.skipSpace()
+            skipColon(&r)
             let int = KeyOrder.intValue(bytes: key).map(Int64.init) ?? Int64.max
             members.append(Member(int: int, keyStart: Int32(keyStart), keyEnd: Int32(keyEnd), value: Int32(r.i)))
-            try skipValue(&r)
-            r.skipSpace()
-            let c = r.peek()
-            r.i += 1
-            if c == UInt8(ascii: "}") { break }
+            if try skipValueEndsObject(&r) { break }
         }
         let end = r.i
         if escaped {
@@ -142,14 +136,8 @@ public enum PlainJSON {
             }
             previous = (int, key)
             if allIndices && !JSONWriter.isIndex(String(decoding: key, as: UTF8.self)) { allIndices = false }
-            r.skipSpace()
-            r.i += 1
-            r.skipSpace()
-            try skipValue(&r)
-            r.skipSpace()
-            let c = r.peek()
-            r.i += 1
-            if c == UInt8(ascii: "}") { break }
+            skipColon(&r)
+            if try skipValueEndsObject(&r) { break }
         }
         if allIndices { return false }
         let end = r.i
@@ -165,9 +153,7 @@ public enum PlainJSON {
             // No escapes: the key's text is what JSONWriter writes for it.
             out.append(contentsOf: UnsafeBufferPointer(rebasing: b[keyStart..<r.i]))
             out.append(UInt8(ascii: ":"))
-            r.skipSpace()
-            r.i += 1
-            r.skipSpace()
+            skipColon(&r)
             try renderValue(&r, into: &out)
             r.skipSpace()
             r.i += 1   // ',' or the closing brace
@@ -184,15 +170,9 @@ public enum PlainJSON {
         while true {
             r.skipSpace()
             let key = try r.string()
-            r.skipSpace()
-            r.i += 1
-            r.skipSpace()
+            skipColon(&r)
             members.append((SortableKey(key), r.i))
-            try skipValue(&r)
-            r.skipSpace()
-            let c = r.peek()
-            r.i += 1
-            if c == UInt8(ascii: "}") { break }
+            if try skipValueEndsObject(&r) { break }
         }
         members.sort { SortableKey.compare($0.key, $1.key) < 0 }
         try write(members.count, key: { members[$0].key.key }, value: { members[$0].value }, &r, into: &out)
@@ -234,6 +214,24 @@ public enum PlainJSON {
         }
     }
 
+    /// Steps over the `:` after a member's key, to its value.
+    @inline(__always)
+    private static func skipColon(_ r: inout JSONReader) {
+        r.skipSpace()
+        r.i += 1
+        r.skipSpace()
+    }
+
+    /// Steps over a member's value and the `,` or `}` after it; true when it was the `}`.
+    @inline(__always)
+    private static func skipValueEndsObject(_ r: inout JSONReader) throws -> Bool {
+        try skipValue(&r)
+        r.skipSpace()
+        let c = r.peek()
+        r.i += 1
+        return c == UInt8(ascii: "}")
+    }
+
     /// Steps over one value of a plain document.
     private static func skipValue(_ r: inout JSONReader) throws {
         switch r.peek() {
@@ -242,14 +240,8 @@ public enum PlainJSON {
             while true {
                 r.skipSpace()
                 _ = try r.string()
-                r.skipSpace()
-                r.i += 1
-                r.skipSpace()
-                try skipValue(&r)
-                r.skipSpace()
-                let c = r.peek()
-                r.i += 1
-                if c == UInt8(ascii: "}") { return }
+                skipColon(&r)
+                if try skipValueEndsObject(&r) { return }
             }
         case UInt8(ascii: "\""): try r.skipString()
         case UInt8(ascii: "t"): try r.literal("true")

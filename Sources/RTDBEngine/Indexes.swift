@@ -227,15 +227,16 @@ extension EmbeddedDatabase {
     }
 
     func deleteEntry(_ c: Connection, _ ix: Int64, _ parent: [UInt8], _ entry: [UInt8]) throws {
-        let s = try c.statement("DELETE FROM index_entries WHERE ix = ?1 AND parent = ?2 AND entry = ?3")
-        s.bind(1, int: ix)
-        s.bind(2, blob: parent)
-        s.bind(3, blob: entry)
-        try s.run()
+        try runOnEntry(c, "DELETE FROM index_entries WHERE ix = ?1 AND parent = ?2 AND entry = ?3", ix, parent, entry)
     }
 
     func insertEntry(_ c: Connection, _ ix: Int64, _ parent: [UInt8], _ entry: [UInt8]) throws {
-        let s = try c.statement("INSERT OR REPLACE INTO index_entries(ix, parent, entry) VALUES(?1, ?2, ?3)")
+        try runOnEntry(c, "INSERT OR REPLACE INTO index_entries(ix, parent, entry) VALUES(?1, ?2, ?3)", ix, parent, entry)
+    }
+
+    /// Runs `sql` with an index entry's columns bound as `?1` (index), `?2` (parent), `?3` (entry).
+    private func runOnEntry(_ c: Connection, _ sql: String, _ ix: Int64, _ parent: [UInt8], _ entry: [UInt8]) throws {
+        let s = try c.statement(sql)
         s.bind(1, int: ix)
         s.bind(2, blob: parent)
         s.bind(3, blob: entry)

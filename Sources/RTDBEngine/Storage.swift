@@ -171,16 +171,25 @@ extension EmbeddedDatabase {
     /// Sets (or with `.null` clears) the priority of the node at `path`; an empty node takes none.
     func writePriority(_ c: Connection, of path: Path, _ priority: Node) throws {
         let enc = EmbeddedDatabase.encode(path)
-        if !priority.isNull, try leaf(c, at: enc) != nil || hasDescendants(c, enc) {
+        if !priority.isNull, try hasData(c, enc) {
             let s = try c.statement("INSERT OR REPLACE INTO priorities(path, p) VALUES(?1, ?2)")
             s.bind(1, blob: enc)
             EmbeddedDatabase.bind(s, 2, priority)
             try s.run()
         } else {
-            let s = try c.statement("DELETE FROM priorities WHERE path = ?1")
-            s.bind(1, blob: enc)
-            try s.run()
+            try deletePriority(c, enc)
         }
+    }
+
+    /// Whether the node at the encoded path holds a value: a leaf there or rows below it.
+    private func hasData(_ c: Connection, _ enc: [UInt8]) throws -> Bool {
+        try leaf(c, at: enc) != nil || hasDescendants(c, enc)
+    }
+
+    private func deletePriority(_ c: Connection, _ enc: [UInt8]) throws {
+        let s = try c.statement("DELETE FROM priorities WHERE path = ?1")
+        s.bind(1, blob: enc)
+        try s.run()
     }
 
     /// After data was removed at `path`: an ancestor left without data loses its priority.
@@ -194,10 +203,8 @@ extension EmbeddedDatabase {
         while let parent = ancestor.parent {
             ancestor = parent
             let enc = EmbeddedDatabase.encode(ancestor)
-            if try leaf(c, at: enc) != nil || hasDescendants(c, enc) { return }   // so are its ancestors
-            let del = try c.statement("DELETE FROM priorities WHERE path = ?1")
-            del.bind(1, blob: enc)
-            try del.run()
+            if try hasData(c, enc) { return }   // so are its ancestors
+            try deletePriority(c, enc)
         }
     }
 

@@ -107,12 +107,7 @@ final class RowJSONWriter {
             let full = rows.blob(0)
             let rel = UnsafeBufferPointer(rebasing: full[skip...])
             segs.removeAll(keepingCapacity: true)
-            var s = 0
-            repeat {
-                let end = StorageKey.segmentEnd(rel, from: s)
-                segs.append(s..<end)
-                s = end
-            } while s < rel.count
+            StorageKey.appendSegments(of: rel, to: &segs)
             if frames.isEmpty { try openRoot(firstChild: UnsafeBufferPointer(rebasing: rel[segs[0]])) }
             // How many open frames beyond the root this row is still inside.
             var common = 0
@@ -130,16 +125,12 @@ final class RowJSONWriter {
             childPrefix(UnsafeBufferPointer(rebasing: rel[last]))
             let level = frames.count
             if export, let p = try priority(of: rel) {
+                let w = JSONWriter(pretty: pretty)
                 out.append(UInt8(ascii: "{"))
-                newline(level + 1)
-                JSONWriter.append("\".value\":" as StaticString, to: &out)
-                if pretty { out.append(0x20) }
+                w.memberName("\".value\":", into: &out, level: level)
                 value(rows)
                 out.append(UInt8(ascii: ","))
-                newline(level + 1)
-                JSONWriter.append("\".priority\":" as StaticString, to: &out)
-                if pretty { out.append(0x20) }
-                JSONWriter(pretty: pretty).write(p, into: &out, level: level + 1)
+                w.member("\".priority\":", p, into: &out, level: level)
                 newline(level)
                 out.append(UInt8(ascii: "}"))
             } else {
@@ -187,10 +178,7 @@ final class RowJSONWriter {
         let level = frames.count
         if let p = f.priority {
             out.append(UInt8(ascii: ","))
-            newline(level + 1)
-            JSONWriter.append("\".priority\":" as StaticString, to: &out)
-            if pretty { out.append(0x20) }
-            JSONWriter(pretty: pretty).write(p, into: &out, level: level + 1)
+            JSONWriter(pretty: pretty).member("\".priority\":", p, into: &out, level: level)
         }
         newline(level)
         out.append(f.isArray ? UInt8(ascii: "]") : UInt8(ascii: "}"))

@@ -20,14 +20,8 @@ struct TreeBuilder {
     /// Adds the leaf at `rel` (path bytes relative to the subtree root, without a leading `/`).
     mutating func add(rel: UnsafeBufferPointer<UInt8>, value: Node) {
         rows += 1
-        // Split into segments (see `StorageKey`).
         var segs: [Range<Int>] = []
-        var s = 0
-        repeat {
-            let end = StorageKey.segmentEnd(rel, from: s)
-            segs.append(s..<end)
-            s = end
-        } while s < rel.count
+        StorageKey.appendSegments(of: rel, to: &segs)
         // How many open frames (beyond the root) still match this row's leading segments?
         var common = 0
         let limit = min(openRanges.count, segs.count - 1)

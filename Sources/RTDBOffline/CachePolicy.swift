@@ -1,18 +1,6 @@
 import RTDBCore
 import RTDBEngine
 
-/// What `rtdb cache info` counts in the cache's tables (offline.md §2.7).
-public struct CacheCounts: Sendable {
-    /// The estimate of the server cache's size: Σ(length(path) + length(value)) of its rows.
-    public var bytes: Int
-    public var queries: Int
-    public var complete: Int
-    public var kept: Int
-    public var pending: Int
-    public var rejected: Int
-    public var serverTimeOffset: Int64?
-}
-
 /// Kept locations, active queries and the least-recently-used purge of an offline cache
 /// (offline.md §1.6, §2.7).
 ///
@@ -33,20 +21,19 @@ extension CacheStore {
     /// Records a kept query (`keep add`); false when it was kept already.
     @discardableResult
     public func keep(_ path: Path, params: String) throws -> Bool {
-        try db.writeTransaction { t in
-            let s = try t.connection.statement("INSERT OR IGNORE INTO cache_keep(path, params) VALUES(?1, ?2)")
-            s.bind(1, text: path.description)
-            s.bind(2, text: params)
-            try s.run()
-            return t.connection.changes > 0
-        }
+        try changeKept("INSERT OR IGNORE INTO cache_keep(path, params) VALUES(?1, ?2)", path, params)
     }
 
     /// Forgets a kept query (`keep rm`); false when it was not kept.
     @discardableResult
     public func unkeep(_ path: Path, params: String) throws -> Bool {
+        try changeKept("DELETE FROM cache_keep WHERE path = ?1 AND params = ?2", path, params)
+    }
+
+    /// Runs `sql` on the kept query `(path, params)` (`?1`, `?2`); whether it changed a row.
+    private func changeKept(_ sql: String, _ path: Path, _ params: String) throws -> Bool {
         try db.writeTransaction { t in
-            let s = try t.connection.statement("DELETE FROM cache_keep WHERE path = ?1 AND params = ?2")
+            let s = try t.connection.statement(sql)
             s.bind(1, text: path.description)
             s.bind(2, text: params)
             try s.run()
@@ -97,18 +84,20 @@ extension CacheStore {
 
     /// The size estimate and the counts `cache info` prints (zeros for a file without a cache).
     public func counts() throws -> CacheCounts {
-        try reading(CacheCounts(bytes: 0, queries: 0, complete: 0, kept: 0, pending: 0, rejected: 0, serverTimeOffset: nil)) { t in
+        try reading(CacheCounts()) { t in
             let c = t.connection
+            func rows(_ sql: String) throws -> Int { Int(try c.integer(sql) ?? 0) }
+            var counts = CacheCounts()
             let s = try c.statement("SELECT server_time_offset_ms FROM cache_meta WHERE id = 1")
-            let offset: Int64? = try s.step() && !s.isNull(0) ? s.int(0) : nil
+            counts.serverTimeOffset = try s.step() && !s.isNull(0) ? s.int(0) : nil
             s.reset()
-            return CacheCounts(bytes: try t.storedBytes(),
-                               queries: Int(try c.integer("SELECT count(*) FROM cache_tracked_queries") ?? 0),
-                               complete: Int(try c.integer("SELECT count(*) FROM cache_tracked_queries WHERE complete = 1") ?? 0),
-                               kept: Int(try c.integer("SELECT count(*) FROM cache_keep") ?? 0),
-                               pending: Int(try c.integer("SELECT count(*) FROM cache_writes") ?? 0),
-                               rejected: Int(try c.integer("SELECT count(*) FROM cache_rejections") ?? 0),
-                               serverTimeOffset: offset)
+            counts.bytes = try t.storedBytes()
+            counts.queries = try rows("SELECT count(*) FROM cache_tracked_queries")
+            counts.complete = try rows("SELECT count(*) FROM cache_tracked_queries WHERE complete = 1")
+            counts.kept = try rows("SELECT count(*) FROM cache_keep")
+            counts.pending = try rows("SELECT count(*) FROM cache_writes")
+            counts.rejected = try rows("SELECT count(*) FROM cache_rejections")
+            return counts
         }
     }
 

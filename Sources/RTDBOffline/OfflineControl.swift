@@ -74,10 +74,7 @@ extension OfflineDatabase: CacheControl {
     static let defaultLimit = 10_485_760
 
     public func cacheInfo() throws -> CacheInfo {
-        let c = try cache.counts()
-        return CacheInfo(file: cache.file, url: remote.display, bytes: c.bytes, limit: cache.limit ?? OfflineDatabase.defaultLimit,
-                         queries: c.queries, complete: c.complete, kept: c.kept, pending: c.pending, rejected: c.rejected,
-                         serverTimeOffset: c.serverTimeOffset)
+        CacheInfo(file: cache.file, url: remote.display, limit: cache.limit ?? OfflineDatabase.defaultLimit, counts: try cache.counts())
     }
 
     public func trackedQueries() throws -> [TrackedQueryInfo] {

@@ -13,12 +13,6 @@ public struct Endpoint: Sendable, Equatable {
     public var host: String
     public var port: Int
 
-    public init(secure: Bool, host: String, port: Int) {
-        self.secure = secure
-        self.host = host
-        self.port = port
-    }
-
     var hostHeader: String {
         (secure && port == 443) || (!secure && port == 80) ? host : "\(host):\(port)"
     }

@@ -29,10 +29,6 @@ public indirect enum RulesJSON {
 public struct Position: Sendable, Equatable {
     public var line: Int
     public var column: Int
-    public init(line: Int, column: Int) {
-        self.line = line
-        self.column = column
-    }
 }
 
 /// A JSON string with the file position of its opening quote and, for each UTF-8 byte of the

@@ -1,3 +1,5 @@
+import RTDBCore
+
 /// The syntax of one rule expression (rules.md §3.1–3.2) as the parser reads it, before any
 /// name or type is checked. `offset` is the UTF-8 offset of the node's first token in the
 /// expression text.
@@ -158,12 +160,8 @@ struct Lexer {
             guard i < b.count else { throw ExpressionError(start, "Parse error.") }
             let e = b[i]
             i += 1
+            if let control = JSONReader.controlEscape(e) { out.append(control); continue }
             switch e {
-            case UInt8(ascii: "n"): out.append(0x0A)
-            case UInt8(ascii: "t"): out.append(0x09)
-            case UInt8(ascii: "r"): out.append(0x0D)
-            case UInt8(ascii: "b"): out.append(0x08)
-            case UInt8(ascii: "f"): out.append(0x0C)
             case UInt8(ascii: "v"): out.append(0x0B)
             case UInt8(ascii: "0"): out.append(0x00)
             case UInt8(ascii: "x"), UInt8(ascii: "u"):

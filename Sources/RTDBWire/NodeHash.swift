@@ -26,29 +26,12 @@ public enum NodeHash {
             return false
         case .bool(let b):
             out.append(contentsOf: (b ? "boolean:true" : "boolean:false").utf8)
-        case .int(let i):
-            out.append(contentsOf: "number:".utf8)
-            appendHex64(Double(i), &out)
-        case .double(let d):
-            out.append(contentsOf: "number:".utf8)
-            appendHex64(d, &out)
-        case .string(let s):
-            out.append(contentsOf: "string:".utf8)
-            out.append(contentsOf: s.utf8)
+        case .int, .double, .string:
+            _ = appendNumberOrString(node, &out)
         case .prioritized(let base, let priority):
             if base.isNull { return false }
             out.append(contentsOf: "priority:".utf8)
-            switch priority {
-            case .string(let p):
-                out.append(contentsOf: "string:".utf8)
-                out.append(contentsOf: p.utf8)
-            case .int(let i):
-                out.append(contentsOf: "number:".utf8)
-                appendHex64(Double(i), &out)
-            case .double(let d):
-                out.append(contentsOf: "number:".utf8)
-                appendHex64(d, &out)
-            default:
+            guard appendNumberOrString(priority, &out) else {
                 out.removeLast("priority:".utf8.count)
                 return canonical(base, into: &out)
             }
@@ -73,6 +56,26 @@ public enum NodeHash {
                 any = true
             }
             return any
+        }
+        return true
+    }
+
+    /// Appends `number:` + hex or `string:` + text, as a leaf and a priority are both written;
+    /// false, with nothing appended, for any other node.
+    @inline(__always)
+    static func appendNumberOrString(_ node: Node, _ out: inout [UInt8]) -> Bool {
+        switch node {
+        case .int(let i):
+            out.append(contentsOf: "number:".utf8)
+            appendHex64(Double(i), &out)
+        case .double(let d):
+            out.append(contentsOf: "number:".utf8)
+            appendHex64(d, &out)
+        case .string(let s):
+            out.append(contentsOf: "string:".utf8)
+            out.append(contentsOf: s.utf8)
+        default:
+            return false
         }
         return true
     }

@@ -49,18 +49,12 @@ public enum RealtimePush: Sendable {
         w.string(action)
         w.raw(#","b":"#)
         switch self {
-        case .put(let path, let value, let tag):
+        case .put(let path, _, let tag), .merge(let path, _, let tag):
             w.raw(#"{"p":"#)
             w.pushPath(path)
             w.raw(#","d":"#)
-            w.value(value)
-            if let tag { w.raw(#","t":"#); w.int(tag) }
-            w.raw("}")
-        case .merge(let path, let children, let tag):
-            w.raw(#"{"p":"#)
-            w.pushPath(path)
-            w.raw(#","d":"#)
-            w.children(children)
+            if case .put(_, let value, _) = self { w.value(value) }
+            if case .merge(_, let children, _) = self { w.children(children) }
             if let tag { w.raw(#","t":"#); w.int(tag) }
             w.raw("}")
         case .listenRevoked(let path, let query):

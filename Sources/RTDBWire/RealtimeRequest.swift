@@ -105,18 +105,12 @@ public struct RealtimeRequest: Sendable {
             w.requestPath(l.path)
             if let q = l.queryObject { w.raw(#","q":"#); w.text(q) }
             w.raw("}")
-        case .put(let path, let value, let hash):
+        case .put(let path, let value, _), .onDisconnectPut(let path, let value):
             w.raw(#"{"p":"#)
             w.requestPath(path)
             w.raw(#","d":"#)
             w.value(value)
-            if let hash { w.raw(#","h":"#); w.string(hash) }
-            w.raw("}")
-        case .onDisconnectPut(let path, let value):
-            w.raw(#"{"p":"#)
-            w.requestPath(path)
-            w.raw(#","d":"#)
-            w.value(value)
+            if case .put(_, _, let hash?) = action { w.raw(#","h":"#); w.string(hash) }
             w.raw("}")
         case .merge(let path, let children), .onDisconnectMerge(let path, let children):
             w.raw(#"{"p":"#)

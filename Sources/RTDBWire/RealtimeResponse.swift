@@ -6,12 +6,6 @@ public struct RealtimeResponse: Sendable, Equatable {
     public var status: RealtimeStatus
     public var data: JSONText
 
-    public init(r: Int64, status: RealtimeStatus, data: JSONText) {
-        self.r = r
-        self.status = status
-        self.data = data
-    }
-
     /// `ok`, with `""` unless the action answers with data.
     public static func ok(_ r: Int64, _ data: JSONText = .emptyString) -> RealtimeResponse {
         RealtimeResponse(r: r, status: .ok, data: data)
