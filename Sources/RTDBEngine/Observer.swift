@@ -1,10 +1,5 @@
 import RTDBCore
 import RTDBNet
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// Follows one location of an embedded database across processes.
 ///
@@ -64,7 +59,7 @@ struct Observer {
         }
         if try !onChange(value, nil) { return }
         var nextSafety = monotonicNanos() + Observer.safetyInterval
-        var sessionsSeen = access(database.sessionsFolder, F_OK) == 0
+        var sessionsSeen = database.hasSessionsFolder
         var nextReap = monotonicNanos() + (sessionsSeen ? Observer.reapInterval : Observer.safetyInterval)
         var followUntil: UInt64 = 0
         var pause = Observer.followUpFirst
@@ -87,7 +82,7 @@ struct Observer {
                 // A dead session's writes run here; this connection's own commit does not
                 // change `data_version`, so the log is read again below.
                 if ((try? database.reapDeadSessions()) ?? 0) > 0 { version = nil }
-                sessionsSeen = access(database.sessionsFolder, F_OK) == 0
+                sessionsSeen = database.hasSessionsFolder
                 nextReap = after + (sessionsSeen ? Observer.reapInterval : Observer.safetyInterval)
             }
             if after >= nextSafety || wake.fileEvent {

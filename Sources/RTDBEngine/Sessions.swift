@@ -50,6 +50,8 @@ public final class EmbeddedSession {
 extension EmbeddedDatabase {
     /// The folder of the session lock files.
     public var sessionsFolder: String { file + ".sessions" }
+    /// Whether any session has ever been opened on this file (its folder exists).
+    var hasSessionsFolder: Bool { access(sessionsFolder, F_OK) == 0 }
 
     /// A new push key (for `--presence`: the key of this connection's child).
     public func newPushKey() -> String { pushIDs.next(now: clock()) }
