@@ -1,4 +1,4 @@
-/// A write waiting in an offline cache's queue (offline.md §2.1).
+/// A write waiting in an offline cache's queue.
 ///
 /// Invariant: ids increase strictly (a deleted id is never reused), so id order is the order
 /// the writes were made in, across processes and restarts.
@@ -47,15 +47,13 @@ public struct QueuedWrite: Sendable {
 /// A write the server rejected, kept in the cache's log (the last 100).
 public struct RejectedWrite: Sendable {
     public var write: QueuedWrite
-    /// The error code (`permission_denied`, `invalid_data`, `too_large`, …) and the server's words.
-    public var code: String
-    public var message: String
+    /// Why: its code (`permission_denied`, `invalid_data`, `too_large`, …) and the server's words.
+    public var error: RTDBError
     public var atMillis: Int64
 
-    public init(write: QueuedWrite, code: String, message: String, atMillis: Int64) {
+    public init(write: QueuedWrite, error: RTDBError, atMillis: Int64) {
         self.write = write
-        self.code = code
-        self.message = message
+        self.error = error
         self.atMillis = atMillis
     }
 }
@@ -78,7 +76,7 @@ public struct FlushStop: Error, Sendable {
     }
 }
 
-/// How an offline cache reaches its server (offline.md §2.1).
+/// How an offline cache reaches its server.
 public enum CacheMode: Sendable {
     /// Send the queue, ask the server, fall back to the cache.
     case auto
@@ -126,7 +124,7 @@ public struct TrackedQueryInfo: Sendable {
     }
 }
 
-/// What an offline cache's tables hold, as `cache info` counts them (offline.md §2.7).
+/// What an offline cache's tables hold, as `cache info` counts them.
 public struct CacheCounts: Sendable {
     /// The estimate of the cached data's size: Σ(length(path) + length(value)) of its rows.
     public var bytes = 0
@@ -141,7 +139,7 @@ public struct CacheCounts: Sendable {
     public init() {}
 }
 
-/// What `cache info` reports (offline.md §2.7): the cache's file, its server and size limit,
+/// What `cache info` reports: the cache's file, its server and size limit,
 /// and its counts, which read as the info's own (`info.bytes`, `info.pending`, …).
 @dynamicMemberLookup
 public struct CacheInfo: Sendable {
@@ -162,7 +160,7 @@ public struct CacheInfo: Sendable {
 }
 
 /// A remote database through an offline cache: the queue of writes, kept queries and the
-/// cache's upkeep (offline.md §2.5–§2.7), for `queue`, `sync`, `keep` and `cache`.
+/// cache's upkeep, for `queue`, `sync`, `keep` and `cache`.
 public protocol CacheControl: Database {
     var cacheFile: String { get }
     var cacheMode: CacheMode { get }
@@ -205,7 +203,7 @@ public protocol CacheControl: Database {
 
     func cacheInfo() throws -> CacheInfo
     func trackedQueries() throws -> [TrackedQueryInfo]
-    /// Runs the least-recently-used purge now (offline.md §1.6), returning the pruned queries;
+    /// Runs the least-recently-used purge now, returning the pruned queries;
     /// `vacuum` gives the freed space back to the file system.
     func prune(vacuum: Bool) throws -> [CachedQuery]
     /// Empties the cached data and forgets every tracked query (how many there were); `all`

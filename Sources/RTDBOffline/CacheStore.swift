@@ -1,7 +1,7 @@
 import RTDBCore
 import RTDBEngine
 
-/// The store of an offline cache (offline.md §2.1): the queue of writes (this file), tracked
+/// The store of an offline cache: the queue of writes (this file), tracked
 /// queries and the layered read (CacheQueries.swift), kept queries and the purge
 /// (CachePolicy.swift), over the cache file's own handle, whose companion is its `CacheFile`.
 /// Every method is one transaction; any number of processes may use one file at once.
@@ -244,10 +244,10 @@ public final class CacheStore {
         return row
     }
 
-    /// Removes write `id` and logs it as rejected with `code` and `message` (the last 100 are
-    /// kept). Returns the row, or nil when it was already gone.
+    /// Removes write `id` and logs it as rejected with `error` (the last 100 are kept). Returns
+    /// the row, or nil when it was already gone.
     @discardableResult
-    public func reject(id: Int64, code: String, message: String) throws -> QueuedWrite? {
+    public func reject(id: Int64, error: RTDBError) throws -> QueuedWrite? {
         try db.writeTransaction { t in
             guard let row = try deleteRow(t, id) else { return nil }
             let ins = try t.connection.statement("""
@@ -262,8 +262,8 @@ public final class CacheStore {
             ins.bind(6, text: row.principal)
             ins.bind(7, int: row.createdMillis)
             ins.bind(8, int: Int64(row.attempts))
-            ins.bind(9, text: code)
-            ins.bind(10, text: message)
+            ins.bind(9, text: error.code.rawValue)
+            ins.bind(10, text: error.message)
             ins.bind(11, int: t.now())
             try ins.run()
             let trim = try t.connection.statement("DELETE FROM cache_rejections WHERE seq <= (SELECT max(seq) FROM cache_rejections) - ?1")
@@ -310,7 +310,9 @@ public final class CacheStore {
             defer { s.reset() }
             var out: [RejectedWrite] = []
             while try s.step() {
-                out.append(RejectedWrite(write: try CacheStore.queuedWrite(s), code: s.string(9), message: s.string(10), atMillis: s.int(11)))
+                // A code this build does not know (a newer one wrote it) reads as internal.
+                let error = RTDBError(RTDBError.Code(rawValue: s.string(9)) ?? .internal, s.string(10))
+                out.append(RejectedWrite(write: try CacheStore.queuedWrite(s), error: error, atMillis: s.int(11)))
             }
             return out
         }

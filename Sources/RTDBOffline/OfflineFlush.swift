@@ -2,7 +2,7 @@ import RTDBCore
 import RTDBRemote
 import RTDBWire
 
-/// Sending the queue (offline.md §2.3): one process at a time (the flush lock), rows in id
+/// Sending the queue: one process at a time (the flush lock), rows in id
 /// order, one request in flight. Consecutive rows that cannot overlap travel as one multi-path
 /// update; a batch the server refuses as a whole is sent again row by row, so that only the
 /// refused row is rejected. A rejection reverts its row; a refused credential (not a rules
@@ -97,7 +97,7 @@ extension OfflineDatabase {
             let failure = remote.failure(for: answer, what: "the queued \(row.cmd) of \(row.path)")
             switch failure.kind {
             case .refused:
-                try cache.reject(id: row.id, code: failure.error.code.rawValue, message: failure.error.message)
+                try cache.reject(id: row.id, error: failure.error)
                 try onEvent(.rejected(row, failure.error))
             case .credentialRefused:
                 // Refused before it was applied: pending and unsent again.

@@ -1,6 +1,6 @@
 import RTDBCore
 
-/// Writes through the cache (offline.md §2.2): queued first, then (unless `--offline`) sent
+/// Writes through the cache: queued first, then (unless `--offline`) sent
 /// up to and including their own row. The receipt holds the server's values once it
 /// acknowledged the write, else the cache's estimate and why the write waits.
 extension OfflineDatabase {
@@ -38,7 +38,7 @@ extension OfflineDatabase {
         guard let stop else {
             // Another process sent it: its outcome is in the cache now.
             if let rejected = try cache.rejections().last(where: { $0.write.id == id }) {
-                throw RTDBError(RTDBError.Code(rawValue: rejected.code) ?? .permissionDenied, rejected.message)
+                throw rejected.error
             }
             return WriteOutcome(id: id, answered: [], resent: false, reason: nil)
         }

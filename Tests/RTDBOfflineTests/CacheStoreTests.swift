@@ -42,10 +42,10 @@ import RTDBCore
         let store = cache(t)
         let id = try store.appendWrite(cmd: "set", kind: .set, path: path("/locked/x"), data: json("1"), principal: "anonymous")
         #expect(text(try store.cachedRead(path("/locked"), now: 0).value) == #"{"x":1}"#)
-        try store.reject(id: id, code: "permission_denied", message: "Permission denied")
+        try store.reject(id: id, error: RTDBError(.permissionDenied, "Permission denied"))
         #expect(try store.queuedWrites().isEmpty)
         let log = try store.rejections()
-        #expect(log.count == 1 && log[0].write.id == id && log[0].code == "permission_denied")
+        #expect(log.count == 1 && log[0].write.id == id && log[0].error.code == .permissionDenied)
         #expect(try store.cachedRead(path("/locked"), now: 0).value.isNull)
     }
 

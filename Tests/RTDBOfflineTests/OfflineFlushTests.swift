@@ -4,7 +4,7 @@ import RTDBCore
 import RTDBRemote
 @testable import RTDBOffline
 
-/// Sending the queue (OfflineFlush.swift, offline.md §2.3) against a scripted remote: order,
+/// Sending the queue (OfflineFlush.swift) against a scripted remote: order,
 /// batches, refusals, credentials and stops.
 @Suite struct OfflineFlushTests {
     /// A JWT (unsigned: only its claims are read) for `sub`, expiring at `exp` (seconds).
@@ -69,7 +69,7 @@ import RTDBRemote
         // Reverted: the cache no longer shows it, and the log keeps it.
         #expect(try f.store.cachedRead(path("/locked/b"), now: 0).value.isNull)
         let log = try f.store.rejections()
-        #expect(log.count == 1 && log[0].write.id == 2 && log[0].code == "permission_denied")
+        #expect(log.count == 1 && log[0].write.id == 2 && log[0].error.code == .permissionDenied)
     }
 
     @Test func tooLargeAndInvalidAreRejectionsAndAServerErrorStops() throws {

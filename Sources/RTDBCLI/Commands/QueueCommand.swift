@@ -27,7 +27,7 @@ enum QueueCommand {
             let rejected = inv.has(QueueCommand.rejected)
             if rejected {
                 for r in try db.rejectedWrites() {
-                    try out.record(fields(r.write, state: "rejected") + [("error", .string(r.code)), ("message", .string(r.message)),
+                    try out.record(fields(r.write, state: "rejected") + [("error", .string(r.error.code.rawValue)), ("message", .string(r.error.message)),
                                                                         ("at", .int(Int(r.atMillis)))])
                 }
             } else {
