@@ -97,6 +97,17 @@ enum OptionValue {
         return n
     }
 
+    /// A whole number in `range`, which the message names ("a number of bytes from 1 to 10").
+    static func whole(_ text: String, _ source: String, in range: ClosedRange<Int>, of unit: String? = nil) throws -> Int {
+        let what = "a number " + (unit.map { "of \($0) " } ?? "") + "from \(range.lowerBound) to \(range.upperBound)"
+        return try whole(text, source, needs: what) { range.contains($0) }
+    }
+
+    /// A whole number no smaller than `least`.
+    static func whole(_ text: String, _ source: String, atLeast least: Int) throws -> Int {
+        try whole(text, source, needs: "a whole number ≥ \(least)") { $0 >= least }
+    }
+
     /// A file name, which must not be empty ("" would mean something else to the callee).
     static func fileName(_ text: String, _ source: String) throws -> String {
         if text.isEmpty { throw RTDBError(.usage, "\(source) needs a file name") }

@@ -35,7 +35,7 @@ enum Global {
     static let cacheSize = Valued<Int>("--cache-size", value: "BYTES", kind: .number, environment: "RTDB_CACHE_SIZE",
         "size limit of the cache, 1048576 to 104857600 (env RTDB_CACHE_SIZE; default 10485760)") { text, source in
         let range = OfflineOptions.cacheSizeRange
-        return try OptionValue.whole(text, source, needs: "a number of bytes from \(range.lowerBound) to \(range.upperBound)") { range.contains($0) }
+        return try OptionValue.whole(text, source, in: range, of: "bytes")
     }
     static let connectTimeout = Valued<Double>("--connect-timeout", value: "SECONDS", kind: .number, environment: "RTDB_CONNECT_TIMEOUT",
         "with a cache, use it when the server has not answered after this long (env RTDB_CONNECT_TIMEOUT; default 3)") { text, source in
@@ -100,11 +100,11 @@ extension QueryOptions {
     // Firebase's SDKs refuse limits below 1; a window of nothing is a mistake, not a query.
     static let limitToFirst = Valued<Int>("--limit-to-first", value: "N", kind: .number,
         "keep the first N children of the ordered result (N ≥ 1)") { text, source in
-        try OptionValue.whole(text, source, needs: "a whole number ≥ 1") { $0 >= 1 }
+        try OptionValue.whole(text, source, atLeast: 1)
     }
     static let limitToLast = Valued<Int>("--limit-to-last", value: "N", kind: .number,
         "keep the last N children of the ordered result (N ≥ 1)") { text, source in
-        try OptionValue.whole(text, source, needs: "a whole number ≥ 1") { $0 >= 1 }
+        try OptionValue.whole(text, source, atLeast: 1)
     }
 
     /// In the order they are checked.

@@ -10,7 +10,7 @@ import Darwin
 enum ServeCommand {
     static let host = Valued<String>("--host", value: "ADDR", kind: .text, "address to listen on (default 127.0.0.1)")
     static let port = Valued<Int>("--port", value: "N", kind: .number, "port to listen on (default 9000; 0 picks a free port)") { text, source in
-        try OptionValue.whole(text, source, needs: "a number from 0 to 65535") { $0 >= 0 && $0 <= 65_535 }
+        try OptionValue.whole(text, source, in: 0...65_535)
     }
     static let dataDir = Valued<String>("--data-dir", value: "DIR", kind: .directory, "one database file per namespace: namespace NS is DIR/NS.db")
     static let secret = Valued<String>("--secret", value: "TOKEN", kind: .text, environment: "RTDB_SERVE_SECRET",
@@ -27,7 +27,7 @@ enum ServeCommand {
     static let log = Flag("--log", "print one JSON line per request on stderr (method, path, status, ms)")
     static let maxConnections = Valued<Int>("--max-connections", value: "N", kind: .number,
         "refuse new connections beyond N open ones (default 10000)") { text, source in
-        try OptionValue.whole(text, source, needs: "a number from 1 to 1000000") { $0 >= 1 && $0 <= 1_000_000 }
+        try OptionValue.whole(text, source, in: 1...1_000_000)
     }
     static let idleTimeout = Valued<Double>("--idle-timeout", value: "SECONDS", kind: .number,
         "drop a client that sends nothing for this long (default 60; streams excepted)") { text, source in
@@ -36,11 +36,11 @@ enum ServeCommand {
 
     static let maxResponseBytes = Valued<Int>("--max-response-bytes", value: "BYTES", kind: .number,
         "answer a read larger than BYTES as Firebase answers one past its limit (default 268435456)") { text, source in
-        try OptionValue.whole(text, source, needs: "a number of bytes from 1 to 268435456") { $0 >= 1 && $0 <= Limits.maxWriteBytes }
+        try OptionValue.whole(text, source, in: 1...Limits.maxWriteBytes, of: "bytes")
     }
     static let maxWriteBytes = Valued<Int>("--max-write-bytes", value: "BYTES", kind: .number,
         "refuse a write body larger than BYTES; writeSizeLimit levels scale with it (default 268435456)") { text, source in
-        try OptionValue.whole(text, source, needs: "a number of bytes from 256 to 268435456") { $0 >= 256 && $0 <= Limits.maxWriteBytes }
+        try OptionValue.whole(text, source, in: 256...Limits.maxWriteBytes, of: "bytes")
     }
     static let writeSizeLimit = Valued<WriteSizeLimit>("--write-size-limit", value: "LEVEL",
         "the writeSizeLimit of writes that name none: tiny, small, medium, large or unlimited (default)")

@@ -6,7 +6,7 @@ enum SetCommand {
                               + "multi-path updates; not atomic, so only to an empty location unless --force")
     static let chunkSize = Valued<Int>("--chunk-size", value: "BYTES", kind: .number,
         "with --chunked: the most JSON one request carries (default 1048576)") { text, source in
-        try OptionValue.whole(text, source, needs: "a number of bytes from 1024 to 268435456") { $0 >= 1024 && $0 <= Limits.maxWriteBytes }
+        try OptionValue.whole(text, source, in: 1024...Limits.maxWriteBytes, of: "bytes")
     }
     static let force = Flag("--force", "with --chunked: remove what the location holds first (in chunks too)")
 

@@ -8,7 +8,7 @@ import Darwin
 enum TxCommand {
     static let maxRetries = Valued<Int>("--max-retries", value: "N", kind: .number,
         "attempts in all before giving up (default 25 on a remote database, no limit on the embedded one)") { text, source in
-        try OptionValue.whole(text, source, needs: "a whole number ≥ 1") { $0 >= 1 }
+        try OptionValue.whole(text, source, atLeast: 1)
     }
     static let commandTimeout = Valued<Double>("--command-timeout", value: "SECONDS", kind: .number,
         "stop CMD when one run takes longer, and commit nothing (timeout, status 6; default: no limit)") { text, source in

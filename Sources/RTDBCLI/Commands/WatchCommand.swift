@@ -9,7 +9,7 @@ enum WatchCommand {
     static let childEvents = Flag("--child-events", "print child_added/removed/changed/moved events instead of value events")
     static let changesOnly = Flag("--changes-only", short: "-n", "skip the current value (or the child_added of existing children): print only later changes")
     static let count = Valued<Int>("--count", value: "N", kind: .number, "exit after N event lines") { text, source in
-        try OptionValue.whole(text, source, needs: "a whole number ≥ 1") { $0 >= 1 }
+        try OptionValue.whole(text, source, atLeast: 1)
     }
     static let exec = Flag("--exec", "run CMD (after --) once per event with the event line on its stdin, instead of printing")
     /// What a handler that exits non-zero does to the stream.
