@@ -5,7 +5,7 @@ import Glibc
 import Darwin
 #endif
 
-/// `/.info` (firebase-semantics §11, offline.md §2.9) is client state, not data: a target with
+/// `/.info` is client state, not data: a target with
 /// a connection (`ConnectionInfo`) tells it; one without (the embedded file) is always
 /// connected with no clock offset.
 enum InfoTree {

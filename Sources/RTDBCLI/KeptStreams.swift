@@ -6,7 +6,7 @@ import Glibc
 import Darwin
 #endif
 
-/// The live kept locations of `sync --follow` (offline.md §2.6): one stream per kept
+/// The live kept locations of `sync --follow`: one stream per kept
 /// location or query, anything inside a kept whole location riding on that location's stream.
 ///
 /// Each stream is a child `rtdb __kept-stream PATH PARAMS` on the same cache (a watch through

@@ -1,7 +1,7 @@
 import RTDBCore
 import RTDBRemote
 
-/// The offline-cache settings of a remote command line (offline.md §2.1), read only for a
+/// The offline-cache settings of a remote command line, read only for a
 /// remote target: a command on the embedded file never looks at them.
 struct OfflineOptions {
     static let defaultCacheSize = 10_485_760

@@ -204,7 +204,7 @@ enum Diagnostics {
 
 extension Output {
     /// Prints the lines of a write, built by the command from `receipt.values`, each followed by
-    /// how the write stands (offline.md §2.2): `"resent":true` when it may have been applied
+    /// how the write stands: `"resent":true` when it may have been applied
     /// twice; still queued, `"queued":true,"id":N,"reason":R`, and `"estimated":true` when the
     /// values hold estimates of server values.
     func report(_ receipt: WriteReceipt, _ lines: [[(String, Field)]]) throws {

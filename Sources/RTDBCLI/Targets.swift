@@ -22,7 +22,7 @@ enum CacheUse {
 
 /// The one place that opens a command line's target and asks it what else it can do. A
 /// command gets one `Database` here, the embedded file, the remote database, or the remote
-/// database through its offline cache (offline.md §2.1), and never learns which; what only
+/// database through its offline cache, and never learns which; what only
 /// some targets can do it asks for through `capability(_:of:missing:)`. Nothing is opened
 /// before the command line has been checked.
 extension Invocation {

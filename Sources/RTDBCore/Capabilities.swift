@@ -8,8 +8,8 @@ extension Database {
     public func capability<C>(_ type: C.Type) -> C? { self as? C }
 }
 
-/// A database reached over a connection, with the state Firebase shows under `/.info`
-/// (firebase-semantics §11): `connected`, and `serverTimeOffset` (the server's clock minus the
+/// A database reached over a connection, with the state Firebase shows under `/.info`:
+/// `connected`, and `serverTimeOffset` (the server's clock minus the
 /// local one, in ms) when known. A database without it (the embedded file) is always
 /// connected, with no offset.
 public protocol ConnectionInfo: Database {

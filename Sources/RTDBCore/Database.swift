@@ -5,7 +5,7 @@
 /// server-value placeholders left unresolved; implementations resolve them when the write
 /// commits and return what is now stored. Each call is one atomic operation.
 ///
-/// Priorities (firebase-semantics §1.4): values may carry them (`Node.prioritized`, read from
+/// Priorities: values may carry them (`Node.prioritized`, read from
 /// `{".value":v,".priority":p}` or an object's `".priority"`), and writes store them: a write
 /// that replaces a node replaces its priority too (none in the value clears it). The priority
 /// of one node is read and written through its pseudo-child path `…/.priority` (see `Path`),
@@ -102,7 +102,7 @@ public enum CompareAndSetResult: Sendable {
     case stale(current: Node)
 }
 
-/// Checks that must hold before a write reaches any database (cli.md §9, firebase-semantics §7).
+/// Checks that must hold before a write reaches any database.
 public enum WriteCheck {
     public static func writable(_ path: Path) throws {
         if path.isInfo { throw RTDBError(.invalidPath, "cannot write under /.info") }
@@ -151,7 +151,7 @@ public enum PathOrder {
     }
 }
 
-/// The transaction loop (cli.md §6, firebase-semantics §6): read, let `update` compute the new
+/// The transaction loop: read, let `update` compute the new
 /// value without holding any lock, then compare-and-set; on a stale read run `update` again
 /// with the fresh value, up to `maxAttempts` attempts in all. `update` returning nil aborts.
 ///

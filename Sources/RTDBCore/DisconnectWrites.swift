@@ -1,6 +1,6 @@
 
-/// The writes a realtime session asked the server to make when it goes away
-/// (realtime-protocol §10), kept as Firebase keeps them: a set of non-overlapping paths, each
+/// The writes a realtime session asked the server to make when it goes away,
+/// kept as Firebase keeps them: a set of non-overlapping paths, each
 /// with the value to write there.
 /// * set at P: below a stored path it changes that stored value; otherwise it replaces every
 ///   stored path at or below P;

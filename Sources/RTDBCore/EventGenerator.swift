@@ -1,5 +1,5 @@
 /// Event generation: the one place that turns (query, old value, new value) at a watched
-/// location into the ordered events a listener sees (firebase-semantics §4, cli.md §7).
+/// location into the ordered events a listener sees.
 ///
 /// Invariants (every caller — watcher, server, remote client — relies on them):
 /// * A view is `Query.window(of:)` of the location's value: range, then sort, then limit. A
@@ -20,7 +20,7 @@
 ///   child in the new view, nil when it is first.
 /// * Value mode raises at most one `value` event, carrying the new view's value, and only when
 ///   it differs from the old view's value (deep compare with `Node.same`, so a change of
-///   priority alone raises one too, firebase-semantics §4.2). The view's value is
+///   priority alone raises one too). The view's value is
 ///   the window as an object, or — for a query with no bounds and no limit — the primitive itself
 ///   when the location holds one (a bounded or limited query over a primitive shows null, as
 ///   Firebase's ranged and limited filters do).
@@ -128,7 +128,7 @@ public enum EventGenerator {
         }
     }
 
-    /// Recomputes both views and compares them (the reference algorithm of §4.1).
+    /// Recomputes both views and compares them (the reference algorithm).
     static func fullDiff(_ q: Query, _ old: Node, _ new: Node) -> [Event] {
         let ow = q.window(of: old), nw = q.window(of: new)
         if ow.isEmpty && nw.isEmpty { return [] }

@@ -1,7 +1,6 @@
 /// Our JSON writer: compact (one line) or indented like `JSON.stringify(v, null, 2)`.
 /// Numbers print as JavaScript prints them, strings with the minimal escapes and raw UTF-8,
-/// object keys in key order, and objects whose keys are array indices render as arrays
-/// (firebase-semantics §1.4).
+/// object keys in key order, and objects whose keys are array indices render as arrays.
 ///
 /// Priorities print only in the export form (`export: true`, Firebase's `format=export`): a leaf
 /// with a priority as `{".value":v,".priority":p}`, an object with one gains a last

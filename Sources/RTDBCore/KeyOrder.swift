@@ -1,4 +1,4 @@
-/// Firebase key ordering (firebase-semantics §3.1, the Android/iOS rule):
+/// Firebase key ordering (the Android/iOS rule):
 /// keys that parse as 32-bit integers (1–11 characters, optional leading `-`, digits only) come
 /// first in numeric order, a shorter spelling first when the numbers tie (`"7"` < `"07"`); every
 /// other key follows in UTF-16 code-unit order. Two byte-different keys never compare equal.

@@ -1,4 +1,4 @@
-/// The data limits (cli.md §9, firebase-semantics §1.1–1.2), the same on every target.
+/// The data limits, the same on every target.
 public enum Limits {
     public static let maxKeyBytes = 768
     public static let maxDepth = 32

@@ -2,9 +2,9 @@
 /// * `.object` holds at least one child, children sorted by `KeyOrder`, keys unique byte for byte,
 ///   and no child is `.null` (empty objects, empty arrays and nulls are "no data");
 /// * arrays do not exist here: they are objects with keys "0", "1", … (rendered back as arrays
-///   by `JSONWriter` under the §1.4 rule);
+///   by `JSONWriter` under Firebase's array rule);
 /// * integers and doubles are kept apart (`.int` is exact to 64 bits);
-/// * a priority (firebase-semantics §1.4, §3.2) is a `.prioritized` wrapper around a leaf or an
+/// * a priority is a `.prioritized` wrapper around a leaf or an
 ///   object, never around `.null` (an empty node has no priority) nor around another wrapper; the
 ///   priority is a string or a finite number (or, in a value not yet written, a server-value
 ///   placeholder). Build wrappers with `withPriority(_:)`, which keeps these rules. Data without

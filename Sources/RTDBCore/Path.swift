@@ -4,7 +4,7 @@
 ///
 /// Priorities: the last segment may be the pseudo-child `.priority` (`/a/b/.priority`), which
 /// names the priority of the node at `/a/b`, as Firebase's REST paths and multi-path update keys
-/// do (firebase-semantics §1.4). Every `Database` operation accepts such a path: reading it
+/// do. Every `Database` operation accepts such a path: reading it
 /// gives the priority (null when there is none), writing it sets or clears the priority (an empty
 /// node keeps none), and an update key `a/.priority` sets the priority of `a`. `.priority`
 /// anywhere but last is an invalid path, and it does not count toward the depth limit.
@@ -19,8 +19,8 @@ public struct Path: Sendable, CustomStringConvertible {
     /// Keys that are already known to be valid (internal use and trusted callers).
     public init(validatedKeys keys: [String]) { self.keys = keys }
 
-    /// Parses and validates a path written by a user: each segment must be a valid key
-    /// (firebase-semantics §1.1). `invalid_path` otherwise.
+    /// Parses and validates a path written by a user: each segment must be a valid key.
+    /// `invalid_path` otherwise.
     public init(_ text: String) throws {
         var keys: [String] = []
         for seg in text.split(separator: "/", omittingEmptySubsequences: true) {

@@ -1,4 +1,4 @@
-/// Push ID generation (firebase-semantics §2): 8 characters of millisecond time, most significant
+/// Push ID generation: 8 characters of millisecond time, most significant
 /// first, then 12 random characters, all from an alphabet in ascending ASCII order, so IDs sort
 /// chronologically as plain strings. Within one millisecond the random part is incremented, so
 /// IDs from one generator are strictly increasing. Clock and randomness are injected.

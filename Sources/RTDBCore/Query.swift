@@ -1,4 +1,4 @@
-/// A query over the children of a location (firebase-semantics §3): one order, an optional
+/// A query over the children of a location: one order, an optional
 /// lower and upper bound (each a value with an optional key, inclusive or exclusive), and an
 /// optional limit window. `window(of:)` applies them in Firebase's order: range, sort, limit.
 public struct Query: Sendable {
@@ -6,7 +6,7 @@ public struct Query: Sendable {
         case key
         case value
         case child(Path)
-        /// By priority (firebase-semantics §3.2): no priority first, then numbers (numeric), then
+        /// By priority: no priority first, then numbers (numeric), then
         /// strings (UTF-16 code units); ties by key. Bounds are null, numbers or strings.
         case priority
     }
@@ -49,7 +49,7 @@ public struct Query: Sendable {
     /// own (REST's "filtered" query), not just an order over the whole location.
     public var isFiltered: Bool { start != nil || end != nil || limit != nil }
 
-    /// Checks bound types (cli.md §5, firebase-semantics §3.3): key-order bounds are keys,
+    /// Checks bound types: key-order bounds are keys,
     /// value and child bounds are primitives, priority bounds are null, numbers or strings.
     public func validate() throws {
         for b in [start, end].compactMap({ $0 }) {

@@ -1,4 +1,4 @@
-/// Server values (firebase-semantics §5): `{".sv":"timestamp"}` and `{".sv":{"increment":N}}`.
+/// Server values: `{".sv":"timestamp"}` and `{".sv":{"increment":N}}`.
 /// They are resolved when a write commits, each against the data stored at its own path before
 /// that write, and every timestamp in one write receives the same instant.
 public enum ServerValues {

@@ -125,7 +125,7 @@ public protocol SessionStore: Database {
 }
 
 /// A database that can hold a session: operations registered to run when the session ends,
-/// also when its holder dies as far as the database can promise (offline.md §2.9). The
+/// also when its holder dies as far as the database can promise. The
 /// embedded file holds them under a session lock, a realtime connection leaves them with the
 /// server, an offline cache (client side) queues them.
 public protocol SessionHost: Database {

@@ -1,4 +1,4 @@
-/// Value ordering for `orderByValue` and `orderByChild` (firebase-semantics §3.2):
+/// Value ordering for `orderByValue` and `orderByChild`:
 /// null < false < true < numbers (numeric) < strings (UTF-16 code units) < objects (all equal);
 /// ties are broken by key order by the caller. A node's priority plays no part here (it is its
 /// own index, `Query.Order.priority`); priorities themselves (null, numbers, strings) compare

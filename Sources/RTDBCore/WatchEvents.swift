@@ -6,7 +6,7 @@ public struct ObservedView: Sendable {
     /// The child keys that changed since the last view, when known.
     public var changedKeys: [String]?
     /// nil: the database always has the whole value. Otherwise whether this view is whole:
-    /// an offline cache may know only some children (offline.md §1.3).
+    /// an offline cache may know only some children.
     public var complete: Bool?
 
     public init(value: Node, changedKeys: [String]?, complete: Bool?) {
@@ -16,7 +16,7 @@ public struct ObservedView: Sendable {
     }
 }
 
-/// The events a watch prints, view after view (firebase-semantics §4, offline.md §1.3).
+/// The events a watch prints, view after view.
 ///
 /// A view that is always whole gives the usual events: the value (or a `child_added` per
 /// child) first, unless only changes are asked for, then the differences. A view that can be

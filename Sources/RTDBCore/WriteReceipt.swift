@@ -20,8 +20,8 @@ public enum Write: Sendable {
     }
 }
 
-/// Why a write is still waiting in a queue, or why sending a queue stopped (offline.md §2.2,
-/// §2.3); the raw value is the word printed as `"reason"`.
+/// Why a write is still waiting in a queue, or why sending a queue stopped; the raw value is
+/// the word printed as `"reason"`.
 public enum QueueReason: String, Sendable {
     /// `--offline`, or the server could not be reached.
     case offline
@@ -37,7 +37,7 @@ public enum QueueReason: String, Sendable {
     case unavailable
 }
 
-/// What a write left, as the command that made it reports it (cli.md §4, offline.md §2.2).
+/// What a write left, as the command that made it reports it.
 ///
 /// Invariant: `values` holds one entry per location the write set, in the write's order: for
 /// a set, remove or increment its path; for a push each new child (`path/key`); for an update
@@ -85,7 +85,7 @@ public enum ReadForm: Sendable {
     case shallow
 }
 
-/// A read's answer, which an offline cache can give in part (offline.md §2.4).
+/// A read's answer, which an offline cache can give in part.
 public struct ReadResult<Value>: Sendable where Value: Sendable {
     public var value: Value
     /// False when only part of the data could be read: the value holds what is known.

@@ -1,4 +1,4 @@
-/// The client's unacknowledged writes layered over the server cache (offline.md §1.1): a
+/// The client's unacknowledged writes layered over the server cache: a
 /// view's value is the server's value with every pending write applied in write-id order, a
 /// later write shadowing an earlier one. A write is a list of sets (a set is one, an update one
 /// per relative path), so both kinds layer the same way.

@@ -1,7 +1,7 @@
 import RTDBCore
 import RTDBEngine
 
-/// The offline cache's tables in a database file (offline.md §2.1), and the file's owner: a
+/// The offline cache's tables in a database file, and the file's owner: a
 /// cache file is an embedded database file whose tree is the **server cache** (never holding
 /// unacknowledged writes), with these tables beside it:
 /// `cache_meta` (one row: url, ns, format, server_time_offset_ms, updates_since_check),
@@ -67,7 +67,7 @@ final class CacheFile: FileCompanion {
 
     /// A client-side session's operations are the remote database's: they join the write
     /// queue, unresolved, as one update at the root made as the principal the session
-    /// recorded, for the next flush to send (offline.md §2.9, `--client-side`).
+    /// recorded, for the next flush to send (`--client-side`).
     func sessionEnding(_ t: FileTransaction, session id: String, writes: [(path: Path, value: Node)]) throws -> Bool {
         if writes.isEmpty { return true }
         let find = try t.connection.statement("SELECT principal FROM cache_session_principals WHERE session_id = ?1")

@@ -1,8 +1,7 @@
 import RTDBCore
 import RTDBEngine
 
-/// Kept locations, active queries and the least-recently-used purge of an offline cache
-/// (offline.md §1.6, §2.7).
+/// Kept locations, active queries and the least-recently-used purge of an offline cache.
 ///
 /// Invariants: a purge never deletes a queued write, a kept query (`cache_keep`), a query
 /// active in a live session (its session's lock is held), or data under the path of any
@@ -104,7 +103,7 @@ extension CacheStore {
     // MARK: purge
 
     /// Runs purge rounds while the estimate is above `limit` or more than 1000 queries are
-    /// prunable (offline.md §1.6), returning the pruned queries, oldest first.
+    /// prunable, returning the pruned queries, oldest first.
     @discardableResult
     public func prune(limit: Int) throws -> [CachedQuery] {
         try db.writeTransaction { t in
@@ -162,7 +161,7 @@ extension CacheStore {
         return out
     }
 
-    /// The automatic check (offline.md §2.7), inside a transaction that stored `bytes` in the
+    /// The automatic check, inside a transaction that stored `bytes` in the
     /// server cache: counts the update, and purges at once when more than 1000 updates were
     /// counted since the last check or this one stored 1 MiB or more. The queries just stored
     /// (`protect`) are spared this time, so an answer is never purged by its own store; while

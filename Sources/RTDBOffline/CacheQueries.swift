@@ -1,7 +1,7 @@
 import RTDBCore
 import RTDBEngine
 
-/// A tracked query (offline.md §1.2): a location (`params` = `{}`, the default query) or a
+/// A tracked query: a location (`params` = `{}`, the default query) or a
 /// filtered query whose answer the cache holds.
 public struct TrackedQuery: Sendable {
     public var id: Int64
@@ -25,7 +25,7 @@ public struct CacheRead: Sendable {
     /// The layered value, priorities included; when not `complete`, only the known children
     /// (or null).
     public var value: Node
-    /// True when the value is whole (offline.md §1.3, §2.4).
+    /// True when the value is whole.
     public var complete: Bool
     /// A pending write with server values was applied: the value holds estimates.
     public var estimated: Bool
@@ -33,7 +33,7 @@ public struct CacheRead: Sendable {
     public var usedQueries: [(id: Int64, lastUseMillis: Int64)] = []
 }
 
-/// Which tracked queries beyond §1.3's may make a cached read complete.
+/// Which tracked queries beyond a complete default query may make a cached read complete.
 public struct CacheReadRules: OptionSet, Sendable {
     public let rawValue: Int
     public init(rawValue: Int) { self.rawValue = rawValue }
@@ -46,7 +46,7 @@ public struct CacheReadRules: OptionSet, Sendable {
     public static let ownWindowFirst = CacheReadRules(rawValue: 2)
 }
 
-/// Tracked queries and the layered read of the cache (offline.md §1.2, §1.3, §2.4).
+/// Tracked queries and the layered read of the cache.
 extension CacheStore {
     /// Stores a server answer at `path` and records it as a complete tracked query, in one
     /// transaction. A default query (`params == "{}"`) replaces the whole value and keeps
@@ -216,7 +216,7 @@ extension CacheStore {
         }
     }
 
-    /// The read fast path (offline.md §2.4): the complete cached answer at `path` when a live
+    /// The read fast path: the complete cached answer at `path` when a live
     /// session streams `path` or an ancestor from the server right now, so the cache is as
     /// fresh as a request would be; nil otherwise (and whenever writes are queued: a read sends
     /// them first).
@@ -238,8 +238,8 @@ extension CacheStore {
 
     // MARK: reading
 
-    /// The server cache plus the pending writes at `path`, with completeness (offline.md §1.3
-    /// and §2.4's rule): complete when a complete default query covers `path` (at or above
+    /// The server cache plus the pending writes at `path`, with completeness:
+    /// complete when a complete default query covers `path` (at or above
     /// it), when `params` names a complete filtered query at `path` (the value then holds only
     /// its tracked keys), when `path`'s key is a tracked key of a complete filtered query at its
     /// parent, or when a pending write sets `path` or a location above it. Otherwise the value

@@ -5,7 +5,7 @@ import Darwin
 #endif
 import RTDBCore
 
-/// The flusher's lock: a `flock` on `<cache>.flush` (offline.md §2.3), so that one process at a
+/// The flusher's lock: a `flock` on `<cache>.flush`, so that one process at a
 /// time sends a cache's queue. The kernel frees it when the holder dies; the lock file is
 /// never removed (removing it would let two processes lock two different files). Never the
 /// SQLite file itself: closing another descriptor of it would drop SQLite's own locks.

@@ -5,8 +5,8 @@ import Glibc
 import Darwin
 #endif
 
-/// What goes to the server whatever the cache holds: `/.info` (never cached, offline.md §2.9)
-/// and transactions (never queued or persisted, §2.8).
+/// What goes to the server whatever the cache holds: `/.info` (never cached)
+/// and transactions (never queued or persisted).
 extension OfflineDatabase: ConnectionInfo {
     /// `--offline` is not connected and shows the last measured clock offset (null if none);
     /// otherwise the server is asked, and the offset it gives is kept for the estimates of

@@ -1,7 +1,7 @@
 import RTDBCore
 
-/// The queue, kept queries and upkeep of the cache, for `queue`, `sync`, `keep` and `cache`
-/// (offline.md §2.5–§2.7). Nothing here contacts the server but `flush`, `probeServer`,
+/// The queue, kept queries and upkeep of the cache, for `queue`, `sync`, `keep` and `cache`.
+/// Nothing here contacts the server but `flush`, `probeServer`,
 /// `refreshKept` and `keep` in auto mode.
 extension OfflineDatabase: CacheControl {
     public var cacheFile: String { cache.file }

@@ -2,7 +2,7 @@ import RTDBCore
 import RTDBEngine
 import RTDBRemote
 
-/// A remote database through an offline cache (offline.md Part 2), a `Database` in its own
+/// A remote database through an offline cache, a `Database` in its own
 /// right: every write is queued in the cache file first and then sent in order by whichever
 /// process holds the flush lock (OfflineFlush.swift), and returns a receipt that says whether
 /// it was acknowledged (OfflineWrites.swift); reads ask the server and keep its answer, or

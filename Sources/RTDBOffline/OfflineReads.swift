@@ -1,7 +1,7 @@
 import RTDBCore
 import RTDBWire
 
-/// Reads through the cache (offline.md §2.4).
+/// Reads through the cache.
 extension OfflineDatabase {
     /// A read's answer from the cache's point of view.
     struct CacheAnswer {

@@ -1,7 +1,7 @@
 import RTDBCore
 import RTDBEngine
 
-/// `rtdb session --client-side` (offline.md §2.9, REST row): the session makes its own
+/// `rtdb session --client-side`: the session makes its own
 /// operations. They are recorded in the cache file under the session lock, with the principal
 /// they are made as, queued when the session ends normally and sent at once, as one multi-path
 /// update whose server values the server resolves. If the session dies instead, the next rtdb

@@ -1,6 +1,6 @@
 import RTDBCore
 
-/// A watch through the cache (offline.md §1.3, §2.4): `observeViews` of an `OfflineDatabase`.
+/// A watch through the cache: `observeViews` of an `OfflineDatabase`.
 ///
 /// Invariant: every view is the **cache's** (the server cache with the pending writes layered
 /// on top, `cachedRead`), so what the watch shows never depends on where a change came from:
@@ -19,7 +19,7 @@ import RTDBCore
 /// lives; while its stream is live it is listed in `cache_streams`, and reads at or below its
 /// path answer from the cache without a request (`streamedRead`).
 extension OfflineDatabase {
-    /// The first pause before trying the server again, its growth and its cap (offline.md §1.7).
+    /// The first pause before trying the server again, its growth and its cap.
     static let retryFirstMillis = 1000.0
     static let retryFactor = 1.3
     static let retryCapMillis = 30_000.0

@@ -1,7 +1,7 @@
 import RTDBCore
 import RTDBRemote
 
-/// Who a credential speaks for, as stored with each queued write (offline.md §2.1, §2.3):
+/// Who a credential speaks for, as stored with each queued write:
 /// `uid:<sub>` for a Firebase ID token (a JWT), `admin` for an access token, a service
 /// account or a database secret, `anonymous` without a credential. The credential itself is
 /// never stored.

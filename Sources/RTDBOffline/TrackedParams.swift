@@ -1,7 +1,7 @@
 import RTDBCore
 import RTDBWire
 
-/// The canonical `params` of a tracked query (offline.md §1.2, §2.1): the query's REST
+/// The canonical `params` of a tracked query: the query's REST
 /// parameters as a JSON object with its keys in order; a query without range or limit (in any
 /// order) is the default query of its location, `{}`. Equal queries give equal text, so the
 /// text is the query's identity in `cache_tracked_queries` and `cache_keep`.

@@ -1,7 +1,7 @@
 import RTDBCore
 import RTDBWire
 
-/// How requests to a remote database are authenticated (cli.md §1, issue item 2).
+/// How requests to a remote database are authenticated.
 ///
 /// The secret inside is never printed: `description` names the kind only, and errors built
 /// from these values never include it.

@@ -50,7 +50,7 @@ struct HTTPRequestSpec {
 /// A blocking HTTP/1.1 client over one kept-alive connection (reopened when the server closed
 /// it), with a deadline on every request.
 ///
-/// Retries (issue item 7): a request whose connection could not be made, or that met 500, 502,
+/// Retries: a request whose connection could not be made, or that met 500, 502,
 /// 503 or 504 or a dropped connection, is sent again after a jittered, growing pause only when
 /// it is idempotent (a write is never sent twice otherwise); 429 waits for `Retry-After` when
 /// that fits in the time left. Every retry stays within the request's deadline. 307 and 308

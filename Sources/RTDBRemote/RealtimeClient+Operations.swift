@@ -49,7 +49,7 @@ extension RealtimeClient {
         }
     }
 
-    /// Listens at `path`; `query` is a wire query object (§5) or nil for the whole location.
+    /// Listens at `path`; `query` is a wire query object or nil for the whole location.
     /// The current value arrives as a `.put` event, then every change. Returns the tag of a
     /// query listen.
     @discardableResult
@@ -124,7 +124,7 @@ extension RemoteDatabase {
                        timeoutSeconds: timeoutMillis < 0 ? 0 : Double(timeoutMillis) / 1000, caFile: caFile, clock: clock)
     }
 
-    /// Whether the server answers over REST (offline.md §2.9's probe, for a target without the
+    /// Whether the server answers over REST (the offline cache's probe, for a target without the
     /// realtime protocol): `GET /.json?shallow=true&print=silent` answered with any status but
     /// 5xx and 429.
     public func answersREST() -> Bool {
@@ -132,7 +132,7 @@ extension RemoteDatabase {
         return r.status < 500 && r.status != 429
     }
 
-    /// `/.info` from one realtime handshake (firebase-semantics §11): `connected` true and the
+    /// `/.info` from one realtime handshake: `connected` true and the
     /// handshake's `serverTimeOffset`, or `connected` false (no offset) when the server cannot
     /// be reached. A credential the server refuses is an error, not a disconnected state.
     public func realtimeInfo() throws -> Node {

@@ -34,7 +34,7 @@ public struct RealtimeAnswer: Sendable {
     public var message: String { (try? RawJSON.parse(data))?.string ?? String(decoding: data, as: UTF8.self) }
 }
 
-/// A client of Firebase's realtime protocol (realtime-protocol §1–§9) for a `--url` target:
+/// A client of Firebase's realtime protocol for a `--url` target:
 /// production Firebase over wss, the emulator or `rtdb serve` over ws or wss. Every message it
 /// sends or reads goes through RTDBWire's `RealtimeMessage`; the operations that build
 /// requests are in RealtimeClient+Operations.swift.
@@ -43,7 +43,7 @@ public struct RealtimeAnswer: Sendable {
 /// pushes met on the way are queued for `nextEvent`. Invariants:
 /// * requests carry increasing `r` numbers for the client's whole life; an answer is matched to
 ///   its request by number;
-/// * the client re-creates its state on every new connection (§9): it names its previous
+/// * the client re-creates its state on every new connection: it names its previous
 ///   session with `ls=`, authenticates again, re-sends every listen, every onDisconnect
 ///   registration and every write still unanswered, in their original order;
 /// * a reset `r` moves the client to the host it names (production); a shutdown `s` stops it for
@@ -384,7 +384,7 @@ public final class RealtimeClient {
             handle(m)
             return true
         case .malformed:
-            return true   // a message this client cannot read is ignored (§11)
+            return true   // a message this client cannot read is ignored, as Firebase's clients ignore one
         }
     }
 
@@ -444,7 +444,7 @@ public final class RealtimeClient {
             refreshCredential = true
             drop("the server revoked the credential")
         case .appCheckRevoked, .securityDebug, .other:
-            break // nothing this client acts on (§11)
+            break // nothing this client acts on
         }
     }
 

@@ -6,7 +6,7 @@ import Glibc
 import Darwin
 #endif
 
-/// `/.info` of a `--url` target (offline.md §2.9, firebase-semantics §11): the state of a
+/// `/.info` of a `--url` target: the state of a
 /// realtime connection, not data.
 ///
 /// * A read makes one handshake: connected and the server's clock offset, or not connected.

@@ -7,8 +7,8 @@ import Glibc
 import Darwin
 #endif
 
-/// The `Database` seam over Firebase's REST API and its Server-Sent Events streams
-/// (firebase-semantics §6.2, §8, §9), for production Firebase, the emulator and `rtdb serve`.
+/// The `Database` seam over Firebase's REST API and its Server-Sent Events streams,
+/// for production Firebase, the emulator and `rtdb serve`.
 ///
 /// One HTTP connection per process, reused for every request. Semantics stay in Core: a query
 /// is sent server-side and its result is put back in query order with `Query.window`; watch

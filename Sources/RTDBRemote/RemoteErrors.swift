@@ -26,7 +26,7 @@ public struct RemoteFailure: Sendable {
     public var bodyStart: String
 }
 
-/// The one mapping from an HTTP answer to the contract's error codes (cli.md §7):
+/// The one mapping from an HTTP answer to the contract's error codes:
 /// 401/403 → `permission_denied` (4); 400 → status 3 with the server's message, the code
 /// chosen by what the message is about (query, path, key, JSON, else data); 413 → `too_large`;
 /// 404 → `unavailable` (no such database); 412 → `not_committed`; 429, 5xx and anything else →

@@ -1,7 +1,7 @@
 import RTDBCore
 import RTDBNet
 
-/// `rtdb session` on a `--url` target (offline.md §2.9), over the realtime protocol: the server
+/// `rtdb session` on a `--url` target, over the realtime protocol: the server
 /// holds the operations (`o`/`om`/`oc`) and runs them when the connection ends, however it
 /// ends. Every (re)connection registers them again, with a new presence child, then makes the
 /// on-connect writes; a dropped connection is retried with back-off (1 s, ×1.3, at most 30 s,

@@ -7,7 +7,7 @@ import Glibc
 import Darwin
 #endif
 
-/// `observe` over a REST event stream (firebase-semantics §9).
+/// `observe` over a REST event stream.
 ///
 /// Invariant: `local` is the value at the streamed location as the events received so far
 /// describe it. Every `put` and `patch` is applied to it and the result handed to `onChange`,

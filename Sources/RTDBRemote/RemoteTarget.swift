@@ -1,8 +1,8 @@
 import RTDBCore
 import RTDBWire
 
-/// Where a remote database lives, parsed from `--url` / `RTDB_URL` (cli.md §1,
-/// firebase-semantics §8.1, §10). Three shapes are accepted and nothing else:
+/// Where a remote database lives, parsed from `--url` / `RTDB_URL`. Three shapes are accepted
+/// and nothing else:
 /// * `https://NS.firebaseio.com` and `https://NS.REGION.firebasedatabase.app` (production; the
 ///   namespace is the first label of the host);
 /// * `http(s)://HOST[:PORT]?ns=NS` (the Firebase emulator or `rtdb serve`; `ns` is sent with

@@ -15,7 +15,7 @@ public struct ServiceAccountKey: Sendable {
     public var tokenURI: String
 }
 
-/// A service account's access tokens (issue item 2): a JWT signed with the key (RS256) is
+/// A service account's access tokens: a JWT signed with the key (RS256) is
 /// exchanged at the key's `token_uri` for an access token, which is cached in memory and on
 /// disk (`$XDG_CACHE_HOME/rtdb/`, or `~/.cache/rtdb/`; folder 0700, file 0600) until a minute
 /// before it expires. The cache file is named after a hash of the account, key and scopes, so

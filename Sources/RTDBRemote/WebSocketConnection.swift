@@ -7,7 +7,7 @@ import Glibc
 import Darwin
 #endif
 
-/// One client WebSocket carrying Firebase realtime messages (realtime-protocol §1, §2): the
+/// One client WebSocket carrying Firebase realtime messages: the
 /// upgrade (its `Sec-WebSocket-Accept` checked), masked text frames, Firebase's splitting of
 /// long messages both ways, answers to the server's pings and close frames. Messages go in and
 /// out as `RealtimeMessage` values (RTDBWire's codec).
@@ -34,7 +34,7 @@ final class WebSocketConnection {
 
     enum Received {
         case message(RealtimeMessage)
-        /// A whole message that could not be decoded (the client ignores it, §11).
+        /// A whole message that could not be decoded (the client ignores it).
         case malformed(RealtimeDecodingError)
         case idle
         case closed(String)

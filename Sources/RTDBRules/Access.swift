@@ -1,6 +1,6 @@
 import RTDBCore
 
-/// Who makes a request (rules.md §7.3): the admin bypasses rules; everyone else is checked
+/// Who makes a request: the admin bypasses rules; everyone else is checked
 /// with `auth` = the token's claims object, or `null` when signed out.
 public enum Principal: Sendable {
     case admin
@@ -15,7 +15,7 @@ public enum Principal: Sendable {
 }
 
 extension RuleSet {
-    /// `canRead` of rules.md §6.2: a `.read` that holds at the location or any ancestor grants
+    /// Whether a read is allowed: a `.read` that holds at the location or any ancestor grants
     /// the whole subtree; nothing below the location grants it.
     public func canRead(_ path: Path, principal: Principal, query: RuleQuery = RuleQuery(), now: Int64, data: RuleData) -> Bool {
         if case .admin = principal { return true }
@@ -40,7 +40,7 @@ extension RuleSet {
         return false
     }
 
-    /// `allowWrite` of rules.md §7.1–7.2 for every write of one operation, against the same
+    /// Whether a write is allowed, for every write of one operation, against the same
     /// data (its writes set as the new tree): each write needs a `.write` grant at or above its
     /// path, and every `.validate` on the chain and in the written subtree must hold where the
     /// new data is not null. All or nothing.
@@ -103,7 +103,7 @@ extension RuleSet {
         return true
     }
 
-    /// The `.indexOn` entries of the rule node matching `path` (rules.md §6.3).
+    /// The `.indexOn` entries of the rule node matching `path`.
     public func indexes(at path: Path) -> [String] {
         var node: TreeNode? = root
         for key in path.keys {

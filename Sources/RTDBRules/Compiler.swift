@@ -1,6 +1,6 @@
 import RTDBCore
 
-/// The static types of rules.md §3.3. `anyObject` is `auth` and its members (any member name);
+/// The static types of rule expressions. `anyObject` is `auth` and its members (any member name);
 /// `anyPrimitive` is a value only known at run time (`val()`, query bounds, mixed ternaries).
 enum StaticType: Equatable {
     case bool, number, string, null, regex, snapshot, query, array, anyObject, anyPrimitive
@@ -54,7 +54,7 @@ enum RuleKind: String {
     case read = ".read", write = ".write", validate = ".validate"
 }
 
-/// Type-checks syntax into `Code` (rules.md §3.4). Every failure is an `ExpressionError` at the
+/// Type-checks syntax into `Code`. Every failure is an `ExpressionError` at the
 /// offending token, which rejects the whole rules document.
 struct Compiler {
     let kind: RuleKind

@@ -2,7 +2,7 @@ import RTDBCore
 
 /// A value during evaluation. `object` is a JSON object from `auth` (members readable);
 /// `opaque` is `val()` of a node with children: not null, equal to no primitive, an error in
-/// any other use (rules.md §5.1).
+/// any other use.
 enum RuleValue {
     case null
     case bool(Bool)
@@ -31,7 +31,7 @@ struct Snapshot {
     var path: Path
 }
 
-/// The query a read asks for, as rules see it (rules.md §6.1). A plain read orders by key.
+/// The query a read asks for, as rules see it. A plain read orders by key.
 public struct RuleQuery: Sendable {
     public var orderByKey = true
     public var orderByValue = false
@@ -96,7 +96,7 @@ public final class RuleData {
 
 struct RuleFailure: Error {}
 
-/// Everything one rule evaluation sees (rules.md §4).
+/// Everything one rule evaluation sees.
 struct Scope {
     let auth: RuleValue
     let now: Double
@@ -107,7 +107,7 @@ struct Scope {
 }
 
 /// Evaluates checked code. Any runtime error aborts the whole expression (`RuleFailure`), and
-/// the rule counts as false (rules.md §3.5); a step budget bounds the work.
+/// the rule counts as false; a step budget bounds the work.
 struct Evaluator {
     let scope: Scope
     var steps = 0

@@ -1,6 +1,6 @@
 import RTDBCore
 
-/// A Firebase ID token (a JWT) taken apart (rules.md §7.3): header and claims as JSON objects,
+/// A Firebase ID token (a JWT) taken apart: header and claims as JSON objects,
 /// the signed input and the signature bytes. Base64url and standard base64 are both read,
 /// padded or not, as the emulator's mock tokens come in both forms.
 public struct IDToken: Sendable {

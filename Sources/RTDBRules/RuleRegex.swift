@@ -1,6 +1,6 @@
 import RTDBCore
 
-/// The regular-expression subset of rules (rules.md §5.3), parsed and matched here (no
+/// The regular-expression subset of rules, parsed and matched here (no
 /// Foundation): literal characters, `\` escapes, `.`, `\s \w \d \S \W \D`, sets `[…]` / `[^…]`
 /// with ranges, groups, alternation, `* + ? {n} {n,} {n,m}`; `^` only first and `$` only last
 /// in the whole pattern; no empty alternatives; the only flag is `i`. Matching is a search

@@ -1,6 +1,6 @@
 import RTDBCore
 
-/// A loaded rules document (rules.md §1–§2): the source as given, and the rule tree with every
+/// A loaded rules document: the source as given, and the rule tree with every
 /// expression compiled. Loading either succeeds completely or reports every problem found, each
 /// with its line and column in the file.
 public final class RuleSet: @unchecked Sendable {

@@ -1,4 +1,4 @@
-/// The lenient JSON of a rules file (rules.md §1.1): RFC 8259 plus `//` and `/* */` comments
+/// The lenient JSON of a rules file: RFC 8259 plus `//` and `/* */` comments
 /// wherever whitespace may be, and raw newlines and tabs inside strings (multi-line
 /// expressions). Object members keep their order and their byte-exact keys (duplicates are
 /// reported, not merged). Every value remembers where it starts; a string also remembers where

@@ -1,6 +1,6 @@
 import RTDBCore
 
-/// The syntax of one rule expression (rules.md §3.1–3.2) as the parser reads it, before any
+/// The syntax of one rule expression as the parser reads it, before any
 /// name or type is checked. `offset` is the UTF-8 offset of the node's first token in the
 /// expression text.
 struct Syntax {
@@ -200,7 +200,7 @@ struct Lexer {
     }
 }
 
-/// Recursive descent over the grammar of rules.md §3.2 (JavaScript precedence).
+/// Recursive descent over the grammar of rule expressions (JavaScript precedence).
 struct Parser {
     var tokens: [Token]
     var k = 0

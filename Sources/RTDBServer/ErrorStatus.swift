@@ -2,8 +2,8 @@ import RTDBCore
 import RTDBWire
 
 /// The one place a failure of the server's work becomes an answer: the HTTP status of REST and
-/// event streams (firebase-semantics §8.4) and the status string of the realtime protocol
-/// (realtime-protocol §4.3), from the same table.
+/// event streams and the status string of the realtime protocol,
+/// from the same table.
 ///
 /// A permission error of the engine is about the server's own files, not about the client, so
 /// it is a 500 and `failure`: only the rules refuse with 401 / `permission_denied`, and they do

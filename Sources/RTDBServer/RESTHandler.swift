@@ -3,11 +3,11 @@ import RTDBEngine
 import RTDBRules
 import RTDBWire
 
-/// Firebase's REST API (firebase-semantics §8) over `Database`: one parsed request in, one
+/// Firebase's REST API over `Database`: one parsed request in, one
 /// response (or a stream to open) out. No I/O of its own besides the database calls, and it
-/// never throws: every failure becomes Firebase's `{"error": "…"}` with the §8.4 status.
+/// never throws: every failure becomes Firebase's `{"error": "…"}` with its status (ErrorStatus.swift).
 ///
-/// The order of checks (§8.6): CORS preflight; method and method override; known query
+/// The order of checks: CORS preflight; method and method override; known query
 /// parameters; credentials (so an unauthorised client learns nothing else); namespace; path;
 /// per-method parameters; then the operation. Decisions where Firebase leaves a choice:
 /// * Namespace: `ns` wins; otherwise the first label of a `Host` name with at least two labels
@@ -15,7 +15,7 @@ import RTDBWire
 ///   (`fake-server`, the emulator's name when no project is known). A namespace is 1–63
 ///   characters of letters, digits, `-` and `_` (it may name a file); a bad `ns` is 400.
 /// * A path must end in `.json` (else 404); segments are percent-decoded by RFC 3986 (`+`
-///   stays `+`) and validated as keys (§1.1); 400 `Invalid path: …` otherwise.
+/// stays `+`) and validated as keys; 400 `Invalid path: …` otherwise.
 /// * Unknown query parameters are 400, as are parameters on a method that does not take them.
 /// * `timeout` (`<n>ms`, `<n>s` or `<n>min`, at most 15 min) is validated; local reads are never
 ///   cut short, so it bounds nothing here.
@@ -26,7 +26,7 @@ import RTDBWire
 /// * ETags describe the whole value at the location, so `X-Firebase-ETag` / `if-none-match`
 ///   combined with `shallow` or a query are 400. `if-match` works on PUT and DELETE (POST and
 ///   PATCH: 400). `if-match: *` means "exists".
-/// * Security rules (RESTRules.swift, rules.md): reads and writes of non-admin principals are
+/// * Security rules (RESTRules.swift): reads and writes of non-admin principals are
 ///   checked when rules are loaded; `.indexOn` is enforced only with `strictIndexes` (the
 ///   emulator answers every `orderBy`).
 /// * `format=export` answers values with their priorities (`{".value":v,".priority":p}`
@@ -142,7 +142,7 @@ public final class RESTHandler {
         case .rules:
             return .response(try rulesEndpoint(request, method: method, namespace: namespace))
         case .priority(let path):
-            // The node's priority, as a pseudo-child (firebase-semantics §1.4); the rules of
+            // The node's priority, as a pseudo-child; the rules of
             // the node apply.
             if wantsStream(request) { throw RESTError(400, "streaming a .priority path is not supported") }
             let context = Context(request: request, namespace: namespace, path: path.appending(Path.priorityKey), principal: principal)

@@ -2,7 +2,7 @@ import RTDBCore
 import RTDBRules
 import RTDBWire
 
-/// The REST methods on data paths (firebase-semantics §8.2, §6.2, §7): each validates its input
+/// The REST methods on data paths: each validates its input
 /// completely before the database is touched, so a refused request changes nothing.
 extension RESTHandler {
     /// GET (and HEAD): the value, a shallow listing or a query window; or, with `Accept:
@@ -113,7 +113,7 @@ extension RESTHandler {
         return r
     }
 
-    /// 412 with the current value and its ETag (firebase-semantics §6.2).
+    /// 412 with the current value and its ETag.
     func preconditionFailed(_ current: Node, _ c: Context) -> HTTPResponse {
         var r = HTTPResponse.json(412, bytes: RESTRender.json(current, pretty: c.pretty))
         r.headers.append(("ETag", ETag.of(current)))
@@ -198,7 +198,7 @@ extension RESTHandler {
         return written(.object([Node.Entry("name", .string(key))]), c, etag: nil)
     }
 
-    /// PATCH: a multi-path update (§7), all paths at once; a `null` body deletes the location
+    /// PATCH: a multi-path update, all paths at once; a `null` body deletes the location
     /// (firebase-tools clears paths this way). Answers the members as written.
     func patch(_ c: Context) throws -> HTTPResponse {
         try WriteCheck.writable(c.path)

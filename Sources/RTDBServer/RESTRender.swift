@@ -4,7 +4,7 @@ import RTDBWire
 /// How REST bodies are written: compact JSON, or `print=pretty` in Firebase's style — objects
 /// one member per line indented by two spaces with `"key" : value`, arrays on one line as
 /// `[ a, b ]` (the layout of the Java JSON printer the service uses). Objects whose keys are
-/// array indices render as arrays (firebase-semantics §1.4) in both forms.
+/// array indices render as arrays in both forms.
 enum RESTRender {
     static func json(_ node: Node, pretty: Bool, export: Bool = false) -> [UInt8] {
         var out: [UInt8] = []
@@ -81,7 +81,7 @@ enum RESTRender {
     }
 }
 
-/// Credentials (firebase-semantics §8.7, issue 7 item 6). Without a secret every request is
+/// Credentials. Without a secret every request is
 /// allowed, whatever it carries (the emulator's open default; `Bearer owner` included). With a
 /// secret a request must present it as `auth=`, `access_token=` or `Authorization: Bearer`;
 /// anything else is 401 `Permission denied`. Presented tokens are compared in constant time

@@ -53,7 +53,7 @@ public struct JWKSKeys: Sendable {
     func key(_ kid: String) -> Key? { keys.first { $0.kid == kid } }
 }
 
-/// The security settings of a REST handler (rules.md §1, §7.3).
+/// The security settings of a REST handler.
 public struct SecurityOptions {
     /// Rules for every namespace that has not had its own put; nil: no rules (everything is
     /// allowed, or only the secret with `secret`).
@@ -150,7 +150,7 @@ extension RESTHandler {
         return security.ownerIsAdmin && (!bearer.isEmpty || !accessTokens.isEmpty || authParam == "owner")
     }
 
-    /// Who sends `request` (rules.md §7.3). Throws the 401s for credentials that are refused.
+    /// Who sends `request`. Throws the 401s for credentials that are refused.
     func principal(_ request: HTTPRequest, namespace: String) throws -> Principal {
         let (bearer, accessTokens, authParam) = presented(request)
         let admin = hasAdminCredential(request)
@@ -203,7 +203,7 @@ extension RESTHandler {
         if !ok { throw RESTError(401, "Could not verify auth token: bad signature") }
     }
 
-    /// The `query` variable of a read (rules.md §6.1), from the REST parameters.
+    /// The `query` variable of a read, from the REST parameters.
     static func ruleQuery(_ request: HTTPRequest) -> RuleQuery {
         var q = RuleQuery()
         func value(_ name: String) -> Node? {

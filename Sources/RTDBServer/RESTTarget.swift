@@ -1,7 +1,7 @@
 import RTDBCore
 import RTDBWire
 
-/// What a REST URL path names (firebase-semantics §8.1, §10): data at a path, a node's
+/// What a REST URL path names: data at a path, a node's
 /// `.priority`, or one of the emulator's admin documents.
 ///
 /// The path must end in `.json` (`/.json` is the root; `/a/.json` is `/a`). It is split on `/`,

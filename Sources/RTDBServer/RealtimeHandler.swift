@@ -3,7 +3,7 @@ import RTDBEngine
 import RTDBRules
 import RTDBWire
 
-/// Firebase's realtime protocol on `rtdb serve` (realtime-protocol.md), as a handler: given a
+/// Firebase's realtime protocol on `rtdb serve`, as a handler: given a
 /// session and one decoded request, it returns the messages to send, in order. Requests other
 /// than writes are answered at once (`answer`); writes (`p`, `m`) run inside the group commit
 /// (`write`, RealtimeWrites.swift). Listens share the streams' views; their first data goes
@@ -217,7 +217,7 @@ final class RealtimeHandler {
     }
 
     /// Once a second: a session whose verified ID token (`--project-id`) expired loses it; the
-    /// client refreshes it and authenticates again (realtime-protocol §4.2).
+    /// client refreshes it and authenticates again.
     func sweep(_ session: RealtimeSession, nowSeconds: Int64) -> [RealtimeMessage] {
         guard rest.security.projectID != nil, let p = try? principal(session), rest.expired(p, nowSeconds) else { return [] }
         session.credentials = RealtimeSession.anonymous

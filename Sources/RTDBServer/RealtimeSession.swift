@@ -3,7 +3,7 @@ import RTDBEngine
 import RTDBRules
 import RTDBWire
 
-/// The realtime protocol state of one WebSocket connection (realtime-protocol.md): frame and
+/// The realtime protocol state of one WebSocket connection: frame and
 /// message reassembly, the credential it presented, its listens, and the writes to make when it
 /// goes away. RealtimeHandler answers its requests; the connection feeds it bytes.
 final class RealtimeSession {

@@ -2,7 +2,7 @@ import RTDBCore
 import RTDBRules
 import RTDBWire
 
-/// A REST event stream (`Accept: text/event-stream`, firebase-semantics §9) once open: its
+/// A REST event stream (`Accept: text/event-stream`) once open: its
 /// listen, and what the rules must keep granting. Decides what the stream sends beside its
 /// events — `cancel` when the location stops being readable, `auth_revoked` when the ID token
 /// it was opened with expires, a keep-alive when it has been quiet — and when it ends.

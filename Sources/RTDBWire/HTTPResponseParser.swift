@@ -46,7 +46,7 @@ public struct HTTPResponseParseError: Error, Sendable, Equatable, CustomStringCo
     public var description: String { message }
 }
 
-/// An incremental, bounded HTTP/1.x response reader for a client (RFC 9112 §4, §6).
+/// An incremental, bounded HTTP/1.x response reader for a client (RFC 9112 §4).
 ///
 /// Invariant: `buffer[start...]` holds received bytes not yet consumed. One response is read at
 /// a time: `head(forMethod:)` returns its head once complete (skipping 1xx interim answers),

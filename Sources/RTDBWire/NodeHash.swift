@@ -1,6 +1,6 @@
 import RTDBCore
 
-/// Firebase's node hash (realtime-protocol §6, firebase-semantics §6.1): base64 of the SHA-1 of
+/// Firebase's node hash: base64 of the SHA-1 of
 /// a canonical string, the same on every client and server, so a hash names one value.
 ///
 /// * leaf: `number:` + the 16 lowercase hex digits of the IEEE-754 double, big-endian (an
@@ -88,7 +88,7 @@ public enum NodeHash {
     }
 }
 
-/// REST ETags (firebase-semantics §6.2): the node hash of the value at a location, or the
+/// REST ETags: the node hash of the value at a location, or the
 /// literal `null_etag` where nothing is stored.
 public enum ETag {
     public static let null = "null_etag"

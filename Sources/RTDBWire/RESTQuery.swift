@@ -1,6 +1,6 @@
 import RTDBCore
 
-/// REST query parameters ↔ `Query` (firebase-semantics §3.3, §8.3).
+/// REST query parameters ↔ `Query`.
 ///
 /// Parameter values are JSON: `orderBy="$key"`, `"$value"`, `"$priority"` or a child path
 /// (`"a/b"`); `startAt`, `startAfter`, `endAt`, `endBefore`, `equalTo` take a JSON value with an

@@ -1,4 +1,4 @@
-/// A control message, `{"t":"c","d":{"t":TYPE,"d":…}}` (realtime-protocol §3).
+/// A control message, `{"t":"c","d":{"t":TYPE,"d":…}}`.
 public enum RealtimeControl: Sendable, Equatable {
     /// `h`, server → client, the first message of every connection.
     case hello(RealtimeHello)
@@ -46,7 +46,7 @@ public enum RealtimeControl: Sendable, Equatable {
         case .ping, .other:
             w.raw("{}")
         case .pong:
-            // Production answers a ping with null (realtime-protocol §3).
+            // Production answers a ping with null.
             w.raw("null")
         }
         w.raw("}}")

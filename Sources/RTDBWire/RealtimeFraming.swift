@@ -1,11 +1,11 @@
-/// Firebase's splitting of realtime messages over WebSocket frames (realtime-protocol §2): a
+/// Firebase's splitting of realtime messages over WebSocket frames: a
 /// message longer than 16,384 UTF-16 code units goes as a frame holding the number of pieces,
 /// then the pieces; a frame of at most 6 characters that reads as a number is such a count
 /// (`0` is the client's keep-alive).
 public enum RealtimeFraming {
     public static let maxFrameUnits = 16_384
 
-    /// The client's keep-alive frame (realtime-protocol §2): sent after 45 s without sending.
+    /// The client's keep-alive frame: sent after 45 s without sending.
     public static let keepAlive: [UInt8] = [UInt8(ascii: "0")]
 
     /// The frames for one outgoing message (UTF-8 text), cut only between Unicode scalars:

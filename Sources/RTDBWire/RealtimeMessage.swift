@@ -1,6 +1,6 @@
 import RTDBCore
 
-/// One message of Firebase's realtime protocol (realtime-protocol.md §2–§4), both directions:
+/// One message of Firebase's realtime protocol, both directions:
 /// `{"t":"c","d":…}` control messages, and `{"t":"d","d":…}` data messages, which are requests
 /// (`r` and `a`), responses (`r` without `a`) or pushes (`a` without `r`). Server and client
 /// both build and read every message through this type; nothing else writes or picks apart the

@@ -1,7 +1,7 @@
 import RTDBCore
 
-/// A message the server sends unasked, `{"t":"d","d":{"a":ACTION,"b":BODY}}`
-/// (realtime-protocol §4.2). Paths go out as production writes them: no leading slash.
+/// A message the server sends unasked, `{"t":"d","d":{"a":ACTION,"b":BODY}}`.
+/// Paths go out as production writes them: no leading slash.
 public enum RealtimePush: Sendable {
     /// `d`: the value at `path` is now `value` (null: deleted); `tag` names a query listen.
     case put(path: Path, value: Node, tag: Int64?)
@@ -31,7 +31,7 @@ public enum RealtimePush: Sendable {
     }
 
     /// The push that tells a listen at `location` about one stream event. A one-path patch is a
-    /// set there (realtime-protocol §12.7: an onDisconnect set, run as a merge at the root,
+    /// set there (an onDisconnect set, run as a merge at the root,
     /// reaches a listen above it as a `d` at its own path).
     public init(_ event: StreamEvent, at location: Path, tag: Int64?) {
         switch event {

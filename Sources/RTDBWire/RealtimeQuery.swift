@@ -1,6 +1,6 @@
 import RTDBCore
 
-/// The query object of a realtime listen or get (realtime-protocol §5): `i` (index: `.key`,
+/// The query object of a realtime listen or get: `i` (index: `.key`,
 /// `.value`, a child path, absent = priority), `sp`/`sn`/`sin` and `ep`/`en`/`ein` (bounds,
 /// their keys and inclusiveness; the keys `[MIN_NAME]`/`[MAX_NAME]` are sentinels), `l` and `vf`
 /// (`l` = limitToFirst, `r` = limitToLast).

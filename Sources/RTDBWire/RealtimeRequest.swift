@@ -1,6 +1,6 @@
 import RTDBCore
 
-/// A client request, `{"t":"d","d":{"r":N,"a":ACTION,"b":BODY}}` (realtime-protocol §4.1).
+/// A client request, `{"t":"d","d":{"r":N,"a":ACTION,"b":BODY}}`.
 /// `r` numbers the request; its response carries the same number.
 public struct RealtimeRequest: Sendable {
     public var r: Int64
@@ -265,7 +265,7 @@ public struct RealtimeRequest: Sendable {
 }
 
 /// The body of a listen (`q`), an unlisten (`n`) or a get (`g`): a location and, for a query,
-/// its wire query object (realtime-protocol §5). A query listen carries a tag that the pushes
+/// its wire query object. A query listen carries a tag that the pushes
 /// for it carry too.
 public struct RealtimeListen: Sendable {
     public var path: Path

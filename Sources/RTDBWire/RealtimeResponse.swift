@@ -1,5 +1,5 @@
-/// The answer to request `r`, `{"t":"d","d":{"r":N,"b":{"s":STATUS,"d":DATA}}}`
-/// (realtime-protocol §4, §4.3). `data` is an object for a listen's ok, the value for a get,
+/// The answer to request `r`, `{"t":"d","d":{"r":N,"b":{"s":STATUS,"d":DATA}}}`.
+/// `data` is an object for a listen's ok, the value for a get,
 /// `""` for other oks, and the message (a string) for every refusal.
 public struct RealtimeResponse: Sendable, Equatable {
     public var r: Int64
@@ -46,7 +46,7 @@ public struct RealtimeResponse: Sendable, Equatable {
     }
 }
 
-/// A response's status (realtime-protocol §4.3); statuses this code does not know keep their
+/// A response's status; statuses this code does not know keep their
 /// wire text.
 public enum RealtimeStatus: Sendable, Equatable, RawRepresentable {
     case ok

@@ -1,6 +1,6 @@
 import RTDBCore
 
-/// One event of a REST stream (firebase-semantics §9): `put` replaces the value at `path`
+/// One event of a REST stream: `put` replaces the value at `path`
 /// (relative to the listened location) with `data`; `patch` replaces each relative path named in
 /// `entries` under `path`, all at once (`null` deletes).
 public enum StreamEvent: Sendable {

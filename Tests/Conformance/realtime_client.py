@@ -1,7 +1,7 @@
 """A small client for Firebase's realtime protocol over RFC 6455 WebSockets, for the tests.
 
 It speaks the protocol by hand so the tests see every frame: masking, lengths, control frames,
-the count-then-pieces splitting of long messages (realtime-protocol §2). `WS` is the connection;
+the count-then-pieces splitting of long messages. `WS` is the connection;
 run as a script it is a client process that registers onDisconnect writes and then waits to be
 killed (the presence tests kill it with SIGKILL):
 

@@ -1,4 +1,4 @@
-"""curl against `rtdb serve`: each row of firebase-semantics §8.5, and the HTTP/1.1 habits curl has
+"""curl against `rtdb serve`: each of Firebase's REST worked examples, and the HTTP/1.1 habits curl has
 (keep-alive, chunked bodies, Expect: 100-continue, streaming)."""
 
 import json
@@ -77,7 +77,7 @@ def assert_error(response, status):
 
 
 # ---------------------------------------------------------------------------------------------
-# §8.5, row by row
+# the REST worked examples, row by row
 
 def test_put_returns_written_data(server):
     name = {"first": "Jack", "last": "Sparrow"}

@@ -1,6 +1,6 @@
-"""Firebase's realtime (WebSocket) protocol on `rtdb serve` (realtime-protocol.md).
+"""Firebase's realtime (WebSocket) protocol on `rtdb serve`.
 
-The transcripts of §12 are replayed frame by frame: the server's frames must be the ones the
+The protocol's recorded transcripts are replayed frame by frame: the server's frames must be the ones the
 JS SDK accepted, byte for byte, except the handshake's variable parts (ts, s, h), which are
 checked for their meaning instead. Then onDisconnect in every way a connection can end, the
 splitting of long messages, writes crossing between the realtime, REST, SSE and local paths,
@@ -83,7 +83,7 @@ def seeded(serve, rtdb):
 
 
 # ---------------------------------------------------------------------------------------------
-# §12 transcripts
+# transcripts
 
 def test_transcripts_12_1_to_12_6(seeded):
     """connect, get, listen, set under a listen, a tagged query window, a transaction."""

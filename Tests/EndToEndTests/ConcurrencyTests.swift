@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// Many processes on one file never lose an update (cli.md §6, firebase-semantics §5/§6).
+/// Many processes on one file never lose an update.
 /// Each test starts its writers as background `sh` loops that run rtdb again and again.
 @Suite(.serialized) struct ConcurrencyTests {
     /// `count` runs of `rtdb ARGS` in a shell loop; the loop stops at the first failure.

@@ -197,7 +197,7 @@ import Testing
 
     // MARK: invalid UTF-8 in arguments
 
-    /// Keys are compared and stored byte for byte (cli.md §9); an argument that is not UTF-8
+    /// Keys are compared and stored byte for byte; an argument that is not UTF-8
     /// cannot name a key, so it must be refused, not silently rewritten to U+FFFD.
     @Test func pathArgumentThatIsNotUTF8IsRefused() {
         let (sb, before) = seeded()

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// increment (cli.md §4, firebase-semantics §5 increment rules).
+/// increment (increment rules).
 @Suite struct IncrementTests {
     @Test func defaultDeltaIsOneAndStartsFromNothing() {
         let sb = Sandbox()

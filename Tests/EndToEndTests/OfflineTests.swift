@@ -7,7 +7,7 @@ import Darwin
 #endif
 
 /// `rtdb serve` on a port that survives restarts: started on a free port, killed with
-/// `kill -9`, started again on the same port (offline.md Part 3's *start* and *kill*).
+/// `kill -9`, started again on the same port.
 final class RestartableServer {
     let sandbox: Sandbox
     let file: String
@@ -71,7 +71,7 @@ func mockToken(sub: String, exp: Int64) -> String {
     return b64(#"{"alg":"none","typ":"JWT"}"#) + "." + b64(#"{"sub":"\#(sub)","exp":\#(exp)}"#) + "."
 }
 
-/// The offline cache (offline.md Part 3 scenarios 1, 2, 3, 9, 10, 11, 12, 13 and 4's reads),
+/// The offline cache,
 /// through the binary against `rtdb serve`.
 @Suite(.serialized) struct OfflineTests {
     let s = Sandbox()

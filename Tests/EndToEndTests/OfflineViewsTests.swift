@@ -14,7 +14,7 @@ private func printed(_ c: Child) -> [String] {
 }
 
 /// `watch` through the offline cache, `rtdb keep`, `rtdb cache` and the LRU purge
-/// (offline.md §1.3, §1.6, §2.4, §2.7; Part 3 scenarios 3's watch line, 4 and 5).
+/// (Part 3 scenarios 3's watch line, 4 and 5).
 @Suite(.serialized) struct OfflineViewsTests {
     let s = Sandbox()
     var serverFile: String { s.dir + "/S.db" }
@@ -81,7 +81,7 @@ private func printed(_ c: Child) -> [String] {
         ], "\(six.stderr)")
     }
 
-    /// The read fast path (offline.md §2.4): while an auto-mode watch streams /a, reads at or
+    /// The read fast path: while an auto-mode watch streams /a, reads at or
     /// below /a answer from the cache without a request (the server's request log does not
     /// grow) and still see the server's latest data; a read elsewhere, a read with writes
     /// queued, and any read after the watch ended go to the server.

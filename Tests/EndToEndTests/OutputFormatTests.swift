@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// cli.md §2: numbers as JavaScript prints them, arrays, key order, raw UTF-8, byte-exact keys,
+/// numbers as JavaScript prints them, arrays, key order, raw UTF-8, byte-exact keys,
 /// --pretty and -q.
 @Suite struct OutputFormatTests {
     @Test(arguments: [

@@ -184,7 +184,7 @@ import Darwin
         #expect(sb.rtdb("--url", url, "get", "/").stdout == "null\n")
     }
 
-    /// offline.md Part 3, scenario 7: over REST (`--transport rest`) a session is unsupported
+    /// over REST (`--transport rest`) a session is unsupported
     /// (7) and CMD does not run; with --client-side the session writes the child itself and
     /// makes its operations over REST when CMD ends.
     @Test func scenario7PresenceOverREST() throws {
@@ -279,7 +279,7 @@ import Darwin
         #expect(eventually(10) { sb.rtdb("--url", url, "get", "/").stdout == #"{"status":"gone"}"# + "\n" })
     }
 
-    /// offline.md Part 3, scenario 6: `watch /.info/connected` follows the realtime connection
+    /// `watch /.info/connected` follows the realtime connection
     /// through a kill -9 and a restart of the server on the same port; serverTimeOffset from the
     /// handshake, null when unreachable; the database file is connected.
     @Test func scenario6InfoFollowsTheConnection() throws {

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// query with each option (cli.md §5, firebase-semantics §3).
+/// query with each option.
 @Suite struct QueryTests {
     static let scores = "{\"ada\":12,\"bob\":7,\"cy\":30,\"dee\":7,\"eve\":\"x\",\"fay\":true,\"hal\":{\"a\":1},\"ivy\":false}"
     static let values: [String: String] = [
@@ -83,7 +83,7 @@ import Testing
 
     @Test func orderByChildFollowsTheTypeRanks() {
         let sb = Sandbox()
-        // firebase-semantics §3.2 worked example (c has no h).
+        // worked example (c has no h).
         sb.seed("/h", "{\"a\":{\"h\":3},\"b\":{\"h\":\"x\"},\"c\":{\"o\":1},\"d\":{\"h\":true},\"e\":{\"h\":3},\"f\":{\"h\":{\"z\":1}},\"g\":{\"h\":false},\"5\":{\"h\":3}}")
         let r = sb.rtdb("query", "/h", "--order-by-child", "h")
         #expect(r.status == 0 && r.stderr.isEmpty)
@@ -160,7 +160,7 @@ import Testing
         expectError(sb.rtdb(["query", "/scores"] + options), status: 3, code: "invalid_query")
     }
 
-    /// firebase-semantics §3.1: 32-bit integer keys first (numerically, shorter first on ties,
+    /// 32-bit integer keys first (numerically, shorter first on ties,
     /// at most 11 characters), then UTF-16 code-unit order.
     @Test func integerKeyRules() {
         let sb = Sandbox()

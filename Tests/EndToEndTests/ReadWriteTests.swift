@@ -106,7 +106,7 @@ import Testing
     @Test func serverValuesInsideAValueResolveAgainstTheOldData() throws {
         let sb = Sandbox()
         sb.seed("/c", "{\"n\":4,\"m\":1}")
-        // firebase-semantics §5: PUT /c {"n": increment 1} when /c = {n:4, m:1} → {n:5}.
+        // PUT /c {"n": increment 1} when /c = {n:4, m:1} → {n:5}.
         expectOK(sb.rtdb("set", "/c", "{\"n\":{\".sv\":{\"increment\":1}}}"), "{\"path\":\"/c\",\"value\":{\"n\":5}}\n")
         let r = sb.rtdb("set", "/d", "{\"a\":{\".sv\":\"timestamp\"},\"b\":{\"c\":{\".sv\":\"timestamp\"}}}")
         let line = try #require(object(r.lines.first ?? ""), "\(r)")

@@ -62,7 +62,7 @@ import Darwin
         session.killGroup()   // the orphaned sleep
     }
 
-    /// offline.md Part 3, scenario 8: a session without CMD, killed; the watch of the list
+    /// a session without CMD, killed; the watch of the list
     /// shows null within 2 s and lastOnline is a number ≥ the kill time.
     @Test func scenario8PresenceEmbeddedCrash() throws {
         let sb = Sandbox()

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// cli.md §2: on a terminal a failure reads `rtdb: error: <message>`, and a usage error adds the
+/// on a terminal a failure reads `rtdb: error: <message>`, and a usage error adds the
 /// command's usage line. The terminal is a pseudo-terminal made by util-linux `script`.
 @Suite struct TerminalTests {
     /// Runs `rtdb ARGS >/dev/null` with stderr on a pseudo-terminal; returns the terminal text

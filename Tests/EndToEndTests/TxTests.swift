@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// tx PATH -- CMD (cli.md §6).
+/// tx PATH -- CMD.
 @Suite struct TxTests {
     /// A shell adder: reads the JSON number on stdin (null counts as 0) and prints n + 1.
     static let addOne = ["sh", "-c", "read n; [ \"$n\" = null ] && n=0; echo $((n + 1))"]

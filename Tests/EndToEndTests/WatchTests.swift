@@ -6,7 +6,7 @@ import Glibc
 import Darwin
 #endif
 
-/// watch (cli.md §7): the stream's shapes, seen across processes.
+/// watch: the stream's shapes, seen across processes.
 @Suite struct WatchTests {
     /// Starts `rtdb watch ARGS` in the background and waits until it has printed `ready` lines.
     func startWatch(_ sb: Sandbox, _ args: [String], ready: Int, sourceLocation: SourceLocation = #_sourceLocation) throws -> Child {

@@ -28,7 +28,7 @@ private func run(_ ops: [DisconnectOp]) -> [String] {
     return dump(d)
 }
 
-@Suite("onDisconnect writes kept per session (realtime-protocol §10)")
+@Suite("onDisconnect writes kept per session")
 struct DisconnectWritesTests {
     @Test("sets: a new path, the same path again, a descendant of a stored one, an ancestor of stored ones", arguments: [
         ([DisconnectOp.set("/a", "1")], ["/a=1"]),

@@ -86,9 +86,9 @@ struct JSONWriterTests {
         #expect(try roundTrip(#"{"\u0041\n":"\u000B"}"#) == #"{"A\n":"\u000b"}"#)
     }
 
-    // MARK: arrays (§1.4: all keys indices and maxKey < 2 × count)
+    // MARK: arrays (all keys indices and maxKey < 2 × count)
 
-    @Test("integer-keyed objects render as arrays by the §1.4 rule", arguments: [
+    @Test("integer-keyed objects render as arrays by Firebase's array rule", arguments: [
         ("[1,2,3]", "[1,2,3]"),
         ("[1,null,3]", "[1,null,3]"),
         (#"{"0":1,"2":3}"#, "[1,null,3]"),

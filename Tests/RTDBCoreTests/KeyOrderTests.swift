@@ -1,7 +1,7 @@
 import Testing
 @testable import RTDBCore
 
-@Suite("KeyOrder (§3.1)")
+@Suite("KeyOrder")
 struct KeyOrderTests {
     // MARK: integer keys (Android/iOS rule: 1–11 chars, optional '-', digits, int32)
 
@@ -36,7 +36,7 @@ struct KeyOrderTests {
         "2147483648", "A", "Z", "_x", "a", "é",
     ]
 
-    @Test("§3.1 worked example sorts in exactly the documented order")
+    @Test("the key-order worked example sorts in exactly the documented order")
     func workedExampleOrder() {
         let expected = KeyOrderTests.workedExample
         let inputs = [
@@ -51,7 +51,7 @@ struct KeyOrderTests {
         }
     }
 
-    @Test("§3.1 worked example: every pair compares consistently")
+    @Test("the key-order worked example: every pair compares consistently")
     func workedExamplePairs() {
         let list = KeyOrderTests.workedExample
         for i in list.indices {

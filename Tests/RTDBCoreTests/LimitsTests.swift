@@ -1,7 +1,7 @@
 import Testing
 @testable import RTDBCore
 
-@Suite("Limits (cli.md §9, §1.1–1.2)")
+@Suite("Limits")
 struct LimitsTests {
     @Test("constants")
     func constants() {

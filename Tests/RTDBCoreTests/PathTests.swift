@@ -1,7 +1,7 @@
 import Testing
 @testable import RTDBCore
 
-@Suite("Path (§1.3)")
+@Suite("Path")
 struct PathTests {
     @Test("normalisation drops leading, trailing and doubled slashes", arguments: [
         ("/a//b/", "/a/b", ["a", "b"]),

@@ -1,7 +1,7 @@
 import Testing
 @testable import RTDBCore
 
-// Priorities across Core (firebase-semantics §1.4, §3.2, §4): the node wrapper, `.priority`
+// Priorities across Core: the node wrapper, `.priority`
 // paths, validation, the export form, priority order and server values as priorities.
 
 private func exportJSON(_ n: Node) -> String { JSONWriter.string(n, export: true) }

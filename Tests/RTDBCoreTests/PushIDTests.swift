@@ -1,7 +1,7 @@
 import Testing
 @testable import RTDBCore
 
-@Suite("PushIDGenerator (§2)")
+@Suite("PushIDGenerator")
 struct PushIDTests {
     static let alphabet = "-0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz"
 

@@ -1,7 +1,7 @@
 import Testing
 @testable import RTDBCore
 
-@Suite("Query (§3.3, §3.4)")
+@Suite("Query")
 struct QueryTests {
     typealias B = Query.Bound
 
@@ -17,7 +17,7 @@ struct QueryTests {
         return Node.object(normalizing: ks.map { Node.Entry($0, .string($0)) })
     }()
 
-    @Test("orderByKey bounds are keys compared by §3.1", arguments: [
+    @Test("orderByKey bounds are keys compared in key order", arguments: [
         (B(.string("10")), nil, ["10", "100", "a", "aa", "b", "ba", "c"]),           // "9" excluded
         (nil, B(.string("10")), ["1", "2", "9", "10"]),
         (B(.string("10"), exclusive: true), nil, ["100", "a", "aa", "b", "ba", "c"]),  // startAfter
@@ -112,7 +112,7 @@ struct QueryTests {
 
     // MARK: orderByChild
 
-    @Test("§3.2 worked example through window(of:)")
+    @Test("the orderByChild worked example through window(of:)")
     func childWorkedExample() throws {
         let data = try node(#"""
             {"a":{"h":3},"b":{"h":"x"},"c":{"k":0},"d":{"h":true},"e":{"h":3},"f":{"h":{"z":1}},"g":{"h":false},"5":{"h":3}}

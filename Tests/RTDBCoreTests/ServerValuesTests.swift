@@ -1,7 +1,7 @@
 import Testing
 @testable import RTDBCore
 
-@Suite("ServerValues (§5)")
+@Suite("ServerValues")
 struct ServerValuesTests {
     static let ts = Node.object([.init(".sv", .string("timestamp"))])
     static func inc(_ d: Node) -> Node { .object([.init(".sv", .object([.init("increment", d)]))]) }
@@ -29,7 +29,7 @@ struct ServerValuesTests {
 
     // MARK: increment
 
-    @Test("increment rules and the §5 worked examples", arguments: [
+    @Test("increment rules and the worked examples", arguments: [
         (Node.null, Node.int(1), "i1"),                                   // missing → delta
         (.int(5), .int(-2), "i3"),
         (.int(5), .double(0.5), "d5.5"),
@@ -69,7 +69,7 @@ struct ServerValuesTests {
         return ServerValues.resolve(try node(text), at: try Path(at), now: now) { oldRoot.child(at: $0) }
     }
 
-    @Test("§5 worked examples", arguments: [
+    @Test("worked examples", arguments: [
         (#"{".sv":{"increment":1}}"#, "/n", "null", "i1"),
         (#"{".sv":{"increment":-2}}"#, "/n", #"{"n":5}"#, "i3"),
         (#"{".sv":{"increment":0.5}}"#, "/n", #"{"n":5}"#, "d5.5"),

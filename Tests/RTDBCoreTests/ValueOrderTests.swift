@@ -1,7 +1,7 @@
 import Testing
 @testable import RTDBCore
 
-@Suite("ValueOrder (§3.2)")
+@Suite("ValueOrder")
 struct ValueOrderTests {
     @Test("type ranks: null < false < true < numbers < strings < objects", arguments: [
         (Node.null, 0), (.bool(false), 1), (.bool(true), 2), (.int(-5), 3), (.double(1.5), 3),
@@ -48,7 +48,7 @@ struct ValueOrderTests {
         #expect(sign(ValueOrder.compare(b, a)) == -expected)
     }
 
-    @Test("§3.2 worked example: orderByChild(\"h\")")
+    @Test("worked example: orderByChild(\"h\")")
     func workedExample() throws {
         let data = try node(#"""
             {"a":{"h":3},"b":{"h":"x"},"c":{},"d":{"h":true},"e":{"h":3},"f":{"h":{"z":1}},"g":{"h":false},"5":{"h":3}}

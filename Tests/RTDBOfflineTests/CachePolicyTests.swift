@@ -9,8 +9,7 @@ import Glibc
 import Darwin
 #endif
 
-/// The offline cache's kept queries, active queries and LRU purge (CachePolicy.swift,
-/// offline.md §1.6, §2.7).
+/// The offline cache's kept queries, active queries and LRU purge (CachePolicy.swift).
 @Suite struct CachePolicyTests {
     func cache(_ t: TempCache) -> CacheStore { t.store() }
 

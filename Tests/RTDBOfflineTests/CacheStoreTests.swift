@@ -96,7 +96,7 @@ import RTDBCore
         #expect(try store.storedETag(path("/")) == "E1")
     }
 
-    /// The read rules beyond §1.3: a window inside a complete cached window of the same order
+    /// The read rules beyond a complete default query: a window inside a complete cached window of the same order
     /// (one-shot reads), and a window's own keys before an older whole copy (a live window
     /// stream); priorities kept in what is read.
     @Test func readRulesAnswerContainedWindowsAndPreferALiveWindow() throws {

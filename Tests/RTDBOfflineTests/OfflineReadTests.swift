@@ -3,7 +3,7 @@ import Testing
 import RTDBCore
 @testable import RTDBOffline
 
-/// Reads through the cache (OfflineReads.swift, offline.md §2.4) against a scripted remote: the
+/// Reads through the cache (OfflineReads.swift) against a scripted remote: the
 /// three modes, the fallback to the cache, ETags and incomplete answers.
 @Suite struct OfflineReadTests {
     let scores = json(#"{"bruhathkayosaurus":55,"lambeosaurus":21,"linhenykus":80,"pterodactyl":93,"stegosaurus":5,"triceratops":22}"#)

@@ -55,7 +55,7 @@ struct Row: CustomStringConvertible {
     var description: String { expr }
 }
 
-/// Expressions whose validity and result are known from live Firebase runs (rules.md §3, §5):
+/// Expressions whose validity and result are known from live Firebase runs:
 /// a runtime error counts as deny.
 let rows: [Row] = [
     Row(expr: "1 < 2", expected: .allow),

@@ -3,7 +3,7 @@ import RTDBCore
 import RTDBWire
 @testable import RTDBServer
 
-@Suite("REST: ETags and conditional requests (§6.2)")
+@Suite("REST: ETags and conditional requests")
 struct RESTConditionalTests {
     @Test("GET with X-Firebase-ETag; null_etag for missing data")
     func etagHeader() {
@@ -99,7 +99,7 @@ struct RESTConditionalTests {
     }
 }
 
-@Suite("REST: credentials (§8.7)")
+@Suite("REST: credentials")
 struct RESTAuthTests {
     @Test("without a secret everything is allowed, Bearer owner and any auth included")
     func open() {

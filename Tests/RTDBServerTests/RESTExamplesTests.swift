@@ -3,8 +3,8 @@ import RTDBCore
 import RTDBWire
 @testable import RTDBServer
 
-/// Every row of firebase-semantics §8.5, in order, on one database.
-@Suite("REST: the worked examples of §8.5")
+/// Every one of Firebase's REST worked examples, in order, on one database.
+@Suite("REST: the worked examples")
 struct RESTExamplesTests {
     @Test("PUT, silent PUT, GET, GET of nothing")
     func putAndGet() {

@@ -7,7 +7,7 @@ import RTDBWire
 @testable import RTDBServer
 
 /// The realtime handler without a socket: decoded requests in, the messages to send out, as
-/// the bytes of realtime-protocol §12's transcripts.
+/// the bytes of the protocol's recorded transcripts.
 final class RealtimeBench {
     let dir = NSTemporaryDirectory() + "rtdb-rt-handler-" + UUID().uuidString
     let namespaces: ServerNamespaces
@@ -79,7 +79,7 @@ final class RealtimeBench {
 @Suite(.serialized) struct RealtimeHandlerTests {
     static let seed = #"{"a":{"b":1},"q":{"k1":{"x":1},"k2":{"x":2},"k3":{"x":3}},"counter":5}"#
 
-    @Test("§12.1–§12.6: stats, get, listen, a write under it, a tagged window, a transaction")
+    @Test("stats, get, listen, a write under it, a tagged window, a transaction")
     func transcript() throws {
         let t = try RealtimeBench()
         try t.seed(Self.seed)
@@ -112,7 +112,7 @@ final class RealtimeBench {
         #expect(t.write(#"{"t":"d","d":{"r":4,"a":"p","b":{"p":"/.info/x","d":1}}}"#) == [#"{"t":"d","d":{"r":4,"b":{"s":"failure","d":"cannot write under /.info"}}}"#])
     }
 
-    @Test("§12.7: onDisconnect writes are checked at registration and handed over when the session ends")
+    @Test("onDisconnect writes are checked at registration and handed over when the session ends")
     func onDisconnect() throws {
         let t = try RealtimeBench()
         #expect(t.answer(#"{"t":"d","d":{"r":2,"a":"o","b":{"p":"/presence/u1","d":{"at":{".sv":"timestamp"},"state":"offline"}}}}"#)
@@ -129,7 +129,7 @@ final class RealtimeBench {
         guard case .int = stored.child("at") else { Issue.record("the timestamp did not resolve: \(stored)"); return }
     }
 
-    @Test("§8: credentials are judged like REST's; a wrong one answers invalid_token")
+    @Test("credentials are judged like REST's; a wrong one answers invalid_token")
     func authentication() throws {
         let t = try RealtimeBench(secret: "s3cret")
         #expect(t.answer(#"{"t":"d","d":{"r":1,"a":"g","b":{"p":"/a","q":{}}}}"#) == [#"{"t":"d","d":{"r":1,"b":{"s":"permission_denied","d":"Permission denied"}}}"#])

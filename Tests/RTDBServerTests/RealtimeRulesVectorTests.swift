@@ -7,7 +7,7 @@ import RTDBRules
 import RTDBWire
 @testable import RTDBServer
 
-/// The rule vectors of rules.md §10 again, over Firebase's realtime protocol: each REST request
+/// The rule vectors again, over Firebase's realtime protocol: each REST request
 /// of the table becomes the realtime request a Firebase SDK sends (`g` for a read, its query as
 /// a wire query object; `p` for PUT, DELETE and POST; `m` for PATCH), sent by a realtime client
 /// to a server running in this process, with the credential where an SDK puts it (`auth` for

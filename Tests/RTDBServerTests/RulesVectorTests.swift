@@ -57,7 +57,7 @@ func percent(_ s: String) -> String {
     return out
 }
 
-/// One test vector of rules.md §10.
+/// One test vector of the rules.
 struct Vector: CustomStringConvertible {
     var n: Int
     var rules: String
@@ -186,7 +186,7 @@ extension Harness {
     }
 }
 
-@Suite("Rules over REST: the test vectors of rules.md §10")
+@Suite("Rules over REST: the test vectors")
 struct RulesVectorTests {
     @Test("each vector", arguments: vectors)
     func vector(_ v: Vector) throws {

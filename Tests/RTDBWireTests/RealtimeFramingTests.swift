@@ -16,7 +16,7 @@ private func assemble(_ frames: [String], _ a: inout RealtimeFraming.Assembler) 
     return out
 }
 
-@Suite("Realtime message splitting (realtime-protocol §2)")
+@Suite("Realtime message splitting")
 struct RealtimeFramingTests {
     @Test("messages up to 16,384 UTF-16 units go as they are", arguments: [0, 1, 100, 16_383, 16_384])
     func unsplit(n: Int) {

@@ -9,33 +9,33 @@ private func p(_ s: String) -> Path { (try? Path(s)) ?? Path(validatedKeys: ["<<
 private func json(_ s: String) -> Node { (try? JSONReader.parse(s)) ?? .string("<<bad test JSON>>") }
 private func same(_ a: Node, _ b: String) -> Bool { JSONWriter.string(a, export: true) == b }
 
-/// Every frame of the transcripts of realtime-protocol.md §3 and §12 (the JS SDK against a
+/// Every frame of the transcripts (the JS SDK against a
 /// server it accepted), copied verbatim: `C>` frames a client sends, `S>` frames a server sends.
 private let transcript: [String] = [
-    // §3: hello, reset, shutdown, ping, pong
+    // hello, reset, shutdown, ping, pong
     #"{"t":"c","d":{"t":"h","d":{"ts":1461173397480,"v":"5","h":"s-usc1c-nss-114.firebaseio.com","s":"6hcoCYSI0AfBv1FMVTT1mByUxiVAcGck"}}}"#,
     #"{"t":"c","d":{"t":"r","d":"s-usc1c-nss-114.firebaseio.com"}}"#,
     #"{"t":"c","d":{"t":"s","d":"Database lives in a different region. Please change your database URL to https://x.europe-west1.firebasedatabase.app"}}"#,
     #"{"t":"c","d":{"t":"p","d":{}}}"#,
     #"{"t":"c","d":{"t":"o","d":null}}"#,
-    // §8: the emulator's admin credential
+    // the emulator's admin credential
     #"{"t":"d","d":{"r":1,"a":"gauth","b":{"cred":"owner","authvar":{"uid":"svc"}}}}"#,
-    // §12.1 connect
+    // connect
     #"{"t":"c","d":{"t":"h","d":{"ts":1795380704167,"v":"5","h":"127.0.0.1:9555","s":"session1"}}}"#,
     #"{"t":"d","d":{"r":1,"a":"s","b":{"c":{"sdk.node.12-18-0":1}}}}"#,
     #"{"t":"d","d":{"r":1,"b":{"s":"ok","d":""}}}"#,
-    // §12.2 get
+    // get
     #"{"t":"d","d":{"r":2,"a":"g","b":{"p":"/a","q":{}}}}"#,
     #"{"t":"d","d":{"r":2,"b":{"s":"ok","d":{"b":1}}}}"#,
-    // §12.3 onValue
+    // onValue
     #"{"t":"d","d":{"r":3,"a":"q","b":{"p":"/a","h":""}}}"#,
     #"{"t":"d","d":{"a":"d","b":{"p":"a","d":{"b":1}}}}"#,
     #"{"t":"d","d":{"r":3,"b":{"s":"ok","d":{}}}}"#,
-    // §12.4 set under a listen
+    // set under a listen
     #"{"t":"d","d":{"r":4,"a":"p","b":{"p":"/a/b","d":2}}}"#,
     #"{"t":"d","d":{"a":"d","b":{"p":"a/b","d":2}}}"#,
     #"{"t":"d","d":{"r":4,"b":{"s":"ok","d":""}}}"#,
-    // §12.5 a tagged query
+    // a tagged query
     #"{"t":"d","d":{"r":5,"a":"q","b":{"p":"/q","q":{"l":2,"vf":"r","i":"x"},"t":1,"h":""}}}"#,
     #"{"t":"d","d":{"a":"d","b":{"p":"q","d":{"k2":{"x":2},"k3":{"x":3}},"t":1}}}"#,
     #"{"t":"d","d":{"r":5,"b":{"s":"ok","d":{}}}}"#,
@@ -43,7 +43,7 @@ private let transcript: [String] = [
     #"{"t":"d","d":{"a":"d","b":{"p":"q","d":{"k3":{"x":3},"k4":{"x":4}},"t":1}}}"#,
     #"{"t":"d","d":{"r":6,"b":{"s":"ok","d":""}}}"#,
     #"{"t":"d","d":{"a":"m","b":{"p":"q","d":{"k2":null,"k3":{"x":3},"k4":{"x":4}},"t":1}}}"#,
-    // §12.6 a transaction
+    // a transaction
     #"{"t":"d","d":{"r":7,"a":"q","b":{"p":"/counter","h":""}}}"#,
     #"{"t":"d","d":{"r":8,"a":"p","b":{"p":"/counter","d":1,"h":""}}}"#,
     #"{"t":"d","d":{"a":"d","b":{"p":"counter","d":5}}}"#,
@@ -53,27 +53,27 @@ private let transcript: [String] = [
     #"{"t":"d","d":{"a":"d","b":{"p":"counter","d":6}}}"#,
     #"{"t":"d","d":{"r":9,"b":{"s":"ok","d":""}}}"#,
     #"{"t":"d","d":{"r":10,"a":"n","b":{"p":"/counter"}}}"#,
-    // §12.7 onDisconnect
+    // onDisconnect
     #"{"t":"d","d":{"r":2,"a":"o","b":{"p":"/presence/u1","d":{"at":{".sv":"timestamp"},"state":"offline"}}}}"#,
     #"{"t":"d","d":{"r":2,"b":{"s":"ok","d":""}}}"#,
     #"{"t":"d","d":{"a":"d","b":{"p":"presence/u1","d":{"at":1795381072095,"state":"offline"}}}}"#,
-    // §12.8 reconnect
+    // reconnect
     #"{"t":"c","d":{"t":"h","d":{"ts":1795380789865,"v":"5","h":"127.0.0.1:9559","s":"session2"}}}"#,
     #"{"t":"d","d":{"r":5,"a":"q","b":{"p":"/a","h":"lUwqxaYTHjA4XN/UJjS/cI8JKaM="}}}"#,
     #"{"t":"d","d":{"r":6,"a":"q","b":{"p":"/q","h":"ECp3q7JbtQjhn1L9BjpfrCAYaxU="}}}"#,
     #"{"t":"d","d":{"r":7,"a":"p","b":{"p":"/a/c","d":3}}}"#,
-    // §12.9 denial
+    // denial
     #"{"t":"d","d":{"r":2,"b":{"s":"permission_denied","d":"Permission denied"}}}"#,
 ]
 
-@Suite("Realtime messages: one codec for both ends (realtime-protocol §3, §4, §12)")
+@Suite("Realtime messages: one codec for both ends")
 struct RealtimeMessageTests {
     @Test("every transcript frame decodes and encodes back to the same bytes", arguments: transcript)
     func transcriptRoundTrip(_ frame: String) throws {
         #expect(utf8(try decode(frame).encode()) == frame)
     }
 
-    @Test("§12.1–§12.4 as values: stats, get, listen, put, and the server's answers")
+    @Test("as values: stats, get, listen, put, and the server's answers")
     func transcriptMeanings() throws {
         guard case .request(let stats) = try decode(transcript[7]), case .stats(let counters) = stats.action else {
             Issue.record("stats"); return
@@ -91,7 +91,7 @@ struct RealtimeMessageTests {
         #expect(at.same(as: p("a/b")) && same(v, "2") && tag == nil)
     }
 
-    @Test("§12.5–§12.6 as values: a tagged query listen, its window push, a compare-and-set")
+    @Test("as values: a tagged query listen, its window push, a compare-and-set")
     func taggedQueryAndTransaction() throws {
         guard case .request(let r) = try decode(transcript[17]), case .listen(let l) = r.action else { Issue.record("listen"); return }
         #expect(l.tag == 1 && l.hash == "")

@@ -24,7 +24,7 @@ private func rq(_ json: String, priorityOrder: Query.Order = .priority) throws -
     return [order, desc(q.start), desc(q.end), limit].joined(separator: "|")
 }
 
-@Suite("Realtime query objects (realtime-protocol §5)")
+@Suite("Realtime query objects")
 struct RealtimeQueryTests {
     @Test("the spec's table of JS query objects", arguments: [
         // orderByChild('x'), limitToLast(2)

@@ -56,7 +56,7 @@ struct WebSocketTests {
         #expect(server.messages.first?.0 == .text)
         #expect(server.messages.first?.1 == hello)
 
-        // A client reads the unmasked forms, including §5.7's fragmented "Hel" + "lo".
+        // A client reads the unmasked forms, including RFC 6455 §5.7's fragmented "Hel" + "lo".
         let client = wsParse([0x81, 0x05] + hello + [0x01, 0x03, 0x48, 0x65, 0x6c, 0x80, 0x02, 0x6c, 0x6f], server: false)
         #expect(client.error == nil)
         #expect(client.messages.map { $0.1 } == [hello, hello])

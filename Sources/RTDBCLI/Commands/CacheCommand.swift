@@ -1,7 +1,6 @@
 import RTDBCore
 
-/// `rtdb cache info|ls|prune|clear`: the state and upkeep of an offline cache (offline.md §2.7,
-/// §1.6). Never contacts the server.
+/// `rtdb cache info|ls|prune|clear`: the state and upkeep of an offline cache. Never contacts the server.
 enum CacheCommand {
     static let vacuum = Flag("--vacuum", "prune: also give the freed space back to the file system")
     static let all = Flag("--all", "clear: also drop the queued writes")

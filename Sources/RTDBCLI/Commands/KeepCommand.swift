@@ -1,6 +1,6 @@
 import RTDBCore
 
-/// `rtdb keep add|rm|ls`: kept locations and queries of an offline cache (offline.md §2.7), a
+/// `rtdb keep add|rm|ls`: kept locations and queries of an offline cache, a
 /// keepSynced that persists across processes: `sync` refreshes them, a purge never drops them.
 enum KeepCommand {
     static let spec = CommandSpec(

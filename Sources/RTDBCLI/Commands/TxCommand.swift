@@ -67,7 +67,7 @@ enum TxCommand {
         let maxAttempts = try inv.value(maxRetries)
         let commandTimeout = try inv.value(TxCommand.commandTimeout)
         let waitSeconds = try inv.value(wait)
-        // Through an offline cache a transaction is never queued (offline.md §2.8): it runs on
+        // Through an offline cache a transaction is never queued: it runs on
         // the server once that can be reached (waiting up to --wait), its commit kept in the cache.
         let db = try inv.database().transactions(waitSeconds: waitSeconds)
         // A database with a write lock (the embedded one) needs no bound: after a few stale
