@@ -16,7 +16,6 @@ extension EmbeddedDatabase: StreamingReads {
     public func streamJSON(_ path: Path, export: Bool, pretty: Bool, progress: ProgressSink,
                            to write: ([UInt8]) throws -> Void) throws {
         var out: [UInt8] = []
-        out.reserveCapacity(RowJSONWriter.chunk + 4096)
         let wrote = try reading(false) { c -> Bool in
             let enc = EmbeddedDatabase.encode(path)
             if try path.isPriority || leaf(c, at: enc) != nil {
@@ -46,6 +45,8 @@ extension EmbeddedDatabase: StreamingReads {
 final class RowJSONWriter {
     /// The output is handed on in pieces of about this size.
     static let chunk = 1 << 16
+    /// The output buffer's first size.
+    static let firstBuffer = 4096
 
     private struct Frame {
         /// The frame's key segment, as a range of `open`.
@@ -83,7 +84,10 @@ final class RowJSONWriter {
         self.progress = progress
         self.write = write
         self.ownPriority = ownPriority.isNull ? nil : ownPriority
-        out.reserveCapacity(RowJSONWriter.chunk + 4096)
+        // Small to start with: most reads are small, and a buffer of a chunk for each one made
+        // the allocator give memory back to the system and take it again on every request.
+        // A large export grows it to a chunk in a few steps.
+        out.reserveCapacity(RowJSONWriter.firstBuffer)
     }
 
     /// Writes the subtree; false when it holds nothing.
