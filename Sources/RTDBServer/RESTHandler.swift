@@ -233,13 +233,26 @@ public final class RESTHandler {
 
     /// The first label of a host name with two labels or more; nil for IP addresses and
     /// single-label names such as `localhost`.
+    /// Read from the bytes in one pass: it runs for every request.
     static func hostLabel(_ host: String) -> String? {
-        if host.hasPrefix("[") { return nil }   // IPv6 literal
-        let name = host.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? host
-        let labels = name.split(separator: ".", omittingEmptySubsequences: false)
-        guard labels.count >= 2, let first = labels.first, !first.isEmpty else { return nil }
-        if labels.allSatisfy({ !$0.isEmpty && $0.utf8.allSatisfy { $0 >= 0x30 && $0 <= 0x39 } }) { return nil }   // IPv4
-        return String(first)
+        let u = host.utf8
+        if u.first == UInt8(ascii: "[") { return nil }   // IPv6 literal
+        let name = u.prefix { $0 != UInt8(ascii: ":") }
+        guard let dot = name.firstIndex(of: UInt8(ascii: ".")), dot != name.startIndex else { return nil }
+        // An IPv4 address: every label digits, none empty.
+        var numeric = true
+        var labelLength = 0
+        for b in name {
+            if b == UInt8(ascii: ".") {
+                if labelLength == 0 { numeric = false }
+                labelLength = 0
+            } else {
+                labelLength += 1
+                if b < 0x30 || b > 0x39 { numeric = false }
+            }
+        }
+        if numeric && labelLength > 0 { return nil }
+        return String(Substring(name[..<dot]))
     }
 
     /// Per-method parameter rules and value checks.

@@ -219,6 +219,14 @@ struct RESTParameterTests {
             #expect(RESTHandler.hostLabel(host) == nil, "\(host)")
         }
         #expect(RESTHandler.hostLabel("my-db.firebaseio.com") == "my-db")
+        // The first label of any name with a dot, whatever follows it; an empty first label none.
+        for (host, label) in [("gamma.localhost:9000", "gamma"), ("a.:80", "a"), ("1..2", "1"), ("1.", "1"), ("10.0.0.x", "10"),
+                              ("ns.example.com:x:y", "ns")] {
+            #expect(RESTHandler.hostLabel(host) == label, "\(host)")
+        }
+        for host in [".a", ":80", "", "1.2", "10.0.0.1"] {
+            #expect(RESTHandler.hostLabel(host) == nil, "\(host)")
+        }
         #expect(h.send("GET", "/v.json?ns=..%2Fetc").status == 400)
         #expect(h.send("GET", "/v.json?ns=").status == 400)
 
