@@ -68,7 +68,8 @@ public struct HTTPRequest: Sendable {
     /// nil when there is no `?`). An absolute-form target loses its scheme and authority.
     static func splitTarget(_ target: String) -> (path: String, query: String?) {
         var t = Substring(target)
-        let lower = ASCII.lowercased(String(t.prefix(8)))
+        // Origin form ("/path?query"), which nearly every request uses, cannot be absolute form.
+        let lower = target.utf8.first == UInt8(ascii: "/") ? "" : ASCII.lowercased(String(t.prefix(8)))
         if lower.hasPrefix("http://") || lower.hasPrefix("https://") {
             t = t[t.index(t.startIndex, offsetBy: lower.hasPrefix("http://") ? 7 : 8)...]
             if let slash = t.firstIndex(where: { $0 == "/" || $0 == "?" }) {
@@ -78,8 +79,8 @@ public struct HTTPRequest: Sendable {
             }
             if t.first == "?" || t.isEmpty { t = "/" + t }
         }
-        if let q = t.firstIndex(of: "?") {
-            return (String(t[..<q]), String(t[t.index(after: q)...]))
+        if let q = t.utf8.firstIndex(of: UInt8(ascii: "?")) {
+            return (String(t[..<q]), String(t[t.utf8.index(after: q)...]))
         }
         return (String(t), nil)
     }

@@ -315,9 +315,13 @@ public struct HTTPRequestParser {
         if !knownMethods.contains(method) {
             throw HTTPParseError(status: 501, message: "method \(show(methodBytes)) is not implemented")
         }
-        let lowerTarget = ASCII.lowercased(String(target.prefix(8)))
-        let absolute = lowerTarget.hasPrefix("http://") || lowerTarget.hasPrefix("https://")
-        if !(target.hasPrefix("/") || absolute || (method == "OPTIONS" && target == "*")) {
+        // Origin form ("/path"), which nearly every request uses, is known by its first byte.
+        let origin = targetBytes.first == UInt8(ascii: "/")
+        let absolute = !origin && {
+            let lowerTarget = ASCII.lowercased(String(target.prefix(8)))
+            return lowerTarget.hasPrefix("http://") || lowerTarget.hasPrefix("https://")
+        }()
+        if !(origin || absolute || (method == "OPTIONS" && target == "*")) {
             throw HTTPParseError(status: 400, message: "invalid request target")
         }
 
