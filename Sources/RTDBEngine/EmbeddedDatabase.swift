@@ -44,6 +44,10 @@ public final class EmbeddedDatabase: Database {
     /// Inside `beginBatch()` … `commitBatch()`: writes share one transaction (see Batch.swift).
     var batching = false
     var batchOpen = false
+    /// Inside `beginSharedReads()` … `endSharedReads()`, and whether their transaction is open
+    /// on `conn` (SharedReads.swift).
+    var sharingReads = false
+    var sharedReadOpen = false
     /// Inside `reapDeadSessions` (Sessions.swift): its own writes do not reap again.
     var reaping = false
     /// The module that keeps tables of its own in this file, told when this handle starts
@@ -93,6 +97,7 @@ public final class EmbeddedDatabase: Database {
     /// The connection for reading, or nil while nothing is stored: no file yet, or a file
     /// whose tables another process has not created yet.
     func readConnection() throws -> Connection? {
+        closeSharedRead()   // whoever asks for the connection runs transactions of its own
         if conn == nil {
             guard try FileAccess.exists(file) else { return nil }
             conn = try openChecked(create: false)
@@ -124,6 +129,7 @@ public final class EmbeddedDatabase: Database {
 
     /// The connection for writing: creates parent folders and the file on first write.
     func writeConnection() throws -> Connection {
+        closeSharedRead()
         let c: Connection
         if let existing = conn, !immutable {
             c = existing
@@ -211,6 +217,7 @@ public final class EmbeddedDatabase: Database {
     /// names now. No checkpoint on close: SQLite would then delete `FILE-wal` and `FILE-shm` by
     /// name, and those may now belong to the file that took this one's place.
     func closeConnection() {
+        sharedReadOpen = false
         if let c = conn { _ = rtdb_sqlite3_db_config_flag(c.handle, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1) }
         conn = nil
         legacyLayout = false
@@ -262,6 +269,7 @@ public final class EmbeddedDatabase: Database {
     /// `empty` while nothing is stored.
     func reading<T>(_ empty: T, _ body: (Connection) throws -> T) throws -> T {
         if batchOpen, let c = conn { return try body(c) }   // inside the batch's transaction
+        if sharingReads { return try readingShared(empty, body) }
         return try retryingWhileBusy {
             guard let c = try readConnection() else { return empty }
             try c.exec("BEGIN")

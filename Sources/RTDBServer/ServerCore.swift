@@ -105,17 +105,20 @@ final class ServerCore {
             later.removeAll(keepingCapacity: true)
         }
         while true {
-            while !runnable.isEmpty {
-                swap(&running, &runnable)
-                for c in running {
-                    c.scheduled = false
-                    c.runQueued()
-                    if c.hasRunnableWork {
-                        c.scheduled = true
-                        later.append(c)
+            // The reads of this round share a snapshot per file; it ends before the commit.
+            namespaces.sharingReads {
+                while !runnable.isEmpty {
+                    swap(&running, &runnable)
+                    for c in running {
+                        c.scheduled = false
+                        c.runQueued()
+                        if c.hasRunnableWork {
+                            c.scheduled = true
+                            later.append(c)
+                        }
                     }
+                    running.removeAll(keepingCapacity: true)
                 }
-                running.removeAll(keepingCapacity: true)
             }
             if !commit.canRun { return }
             commit.run { files in committed(files) }

@@ -28,6 +28,8 @@ public final class ServerNamespaces: NamespaceProvider {
     /// Files that must stay open (the server's: streams and listens follow them).
     var keepOpen: (String) -> Bool = { _ in false }
     private var batching = false
+    /// Inside `sharingReads`.
+    private var sharingReads = false
     private var batched: [String: EmbeddedDatabase] = [:]
     /// The files the current request reached (set by `database(_:)` while batching).
     private(set) var touched: [String] = []
@@ -91,6 +93,7 @@ public final class ServerNamespaces: NamespaceProvider {
             db = EmbeddedDatabase(file: f, timeoutSeconds: timeoutSeconds)
             prepare?(db)
             open[f] = db
+            if sharingReads { db.beginSharedReads() }
         }
         lastUsed[f] = useCounter
         if batching {
@@ -115,6 +118,16 @@ public final class ServerNamespaces: NamespaceProvider {
         // Dropping the last reference closes the SQLite connection and its descriptors.
         open[victim] = nil
         lastUsed[victim] = nil
+    }
+
+    /// Runs `body` with the reads of every open file sharing one transaction per file
+    /// (SharedReads.swift): one snapshot and one lock for all the reads of a turn.
+    func sharingReads(_ body: () -> Void) {
+        sharingReads = true
+        for db in open.values { db.beginSharedReads() }
+        body()
+        sharingReads = false
+        for db in open.values { db.endSharedReads() }
     }
 
     /// The number of database files open now.
