@@ -429,8 +429,12 @@ extension EmbeddedDatabase {
 /// saves most of the per-statement work when a large value is written.
 final class LeafRows {
     static let batch = 64
+    /// The multi-row statement's text, made once: most writes (a few leaves) never use it, and
+    /// building and hashing it for each one cost more than their own rows.
+    private static let manySQL = "INSERT INTO data(path, v) VALUES "
+        + Array(repeating: "(?,?)", count: LeafRows.batch).joined(separator: ",")
     private let one: Statement
-    private let many: Statement
+    private var many: Statement? = nil
     private var paths: [UInt8] = []
     private var ends: [Int] = []
     private var values: [Node] = []
@@ -440,18 +444,16 @@ final class LeafRows {
     init(_ c: Connection) throws {
         connection = c
         one = try c.statement("INSERT INTO data(path, v) VALUES(?1, ?2)")
-        many = try c.statement("INSERT INTO data(path, v) VALUES "
-            + Array(repeating: "(?,?)", count: LeafRows.batch).joined(separator: ","))
-        paths.reserveCapacity(1 << 14)
-        ends.reserveCapacity(LeafRows.batch)
-        values.reserveCapacity(LeafRows.batch)
     }
 
     func add(_ path: [UInt8], _ value: Node) throws {
         paths.append(contentsOf: path)
         ends.append(paths.count)
         values.append(value)
-        if values.count == LeafRows.batch { try run(many) }
+        if values.count == LeafRows.batch {
+            if many == nil { many = try connection.statement(LeafRows.manySQL) }
+            if let many { try run(many) }
+        }
     }
 
     /// Stores the priority of the node at `path` (written at once: priorities are rare).
