@@ -3,19 +3,6 @@ import Testing
 import RTDBCore
 @testable import RTDBEngine
 
-/// A small deterministic generator, so that a failing case can be run again.
-struct SeededRandom: RandomNumberGenerator {
-    var state: UInt64
-    init(_ seed: UInt64) { state = seed &+ 0x9E37_79B9_7F4A_7C15 }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 /// Keys that exercise every rule of Firebase's key order: integers (negative, leading zeros,
 /// the 32-bit limits and just past them), strings that extend each other, and characters
 /// whose UTF-8 and UTF-16 orders differ.

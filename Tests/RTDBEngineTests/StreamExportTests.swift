@@ -7,24 +7,12 @@ import RTDBCore
 /// indices, priorities on leaves and objects, every kind of leaf and awkward strings) in every
 /// form, at the root and below it.
 @Suite struct StreamExportTests {
-    /// A small deterministic generator (SplitMix64), so a failure can be replayed.
-    struct Generator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-        mutating func below(_ n: Int) -> Int { Int(next() % UInt64(n)) }
-    }
 
     static let keys = ["a", "b", "zz", "0", "1", "2", "3", "7", "10", "-1", "007", "01", "é", "\u{E000}", "日本",
                        "with space", "q\"uote", "back\\slash", "2147483648", "99"]
     static let strings = ["", "x", "line\nbreak", "tab\t", "\u{1}ctl", "é日本\u{1F600}", "quote\"back\\", "\u{E000}\u{FFFF}"]
 
-    func leaf(_ g: inout Generator) -> Node {
+    func leaf(_ g: inout SeededRandom) -> Node {
         switch g.below(6) {
         case 0: return .int(Int64(g.below(2000)) - 1000)
         case 1: return .double([0.5, -1.25e-7, 1e21, 3.0e300, 0.1][g.below(5)])
@@ -34,7 +22,7 @@ import RTDBCore
         }
     }
 
-    func priority(_ g: inout Generator) -> Node? {
+    func priority(_ g: inout SeededRandom) -> Node? {
         switch g.below(8) {
         case 0: return .int(Int64(g.below(10)))
         case 1: return .string("p\(g.below(5))")
@@ -43,7 +31,7 @@ import RTDBCore
         }
     }
 
-    func tree(_ g: inout Generator, depth: Int) -> Node {
+    func tree(_ g: inout SeededRandom, depth: Int) -> Node {
         if depth > 4 || g.below(4) == 0 {
             let v = leaf(&g)
             return priority(&g).map { v.withPriority($0) } ?? v
@@ -70,7 +58,7 @@ import RTDBCore
     }
 
     @Test func generatedTreesPrintAsTheWholeValueDoes() throws {
-        var g = Generator(state: 20_261_125)
+        var g = SeededRandom(20_261_125)
         var compared = 0
         for _ in 0..<60 {
             let t = TempDatabase()
