@@ -35,10 +35,10 @@ extension EmbeddedDatabase {
             batchOpen = true
         }
         let c = try writeConnection()
-        try c.exec("SAVEPOINT one_write")
+        try c.run("SAVEPOINT one_write")
         do {
             let result = try body(c)
-            try c.exec("RELEASE one_write")
+            try c.run("RELEASE one_write")
             return result
         } catch {
             try? c.exec("ROLLBACK TO one_write")

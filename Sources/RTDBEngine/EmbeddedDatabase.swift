@@ -272,8 +272,8 @@ public final class EmbeddedDatabase: Database {
         if sharingReads { return try readingShared(empty, body) }
         return try retryingWhileBusy {
             guard let c = try readConnection() else { return empty }
-            try c.exec("BEGIN")
-            defer { try? c.exec("COMMIT") }
+            try c.run("BEGIN")
+            defer { try? c.run("COMMIT") }
             if legacyLayout { try refreshLegacyCopy(c) }
             return try body(c)
         }

@@ -127,6 +127,12 @@ public final class Connection {
         if rc != SQLITE_OK { throw error(rc, sql: sql) }
     }
 
+    /// Runs one short statement kept prepared: for what a hot path repeats on every request
+    /// (`SAVEPOINT`, `RELEASE`, `BEGIN`, `COMMIT`), which `exec` would parse each time.
+    public func run(_ sql: String) throws {
+        try statement(sql).run()
+    }
+
     /// A cached prepared statement, reset and with bindings cleared.
     public func statement(_ sql: String) throws -> Statement {
         if let s = statements[sql] {

@@ -20,7 +20,7 @@ extension EmbeddedDatabase {
     func closeSharedRead() {
         guard sharedReadOpen else { return }
         sharedReadOpen = false
-        if let c = conn, !c.autocommit { try? c.exec("COMMIT") }
+        if let c = conn, !c.autocommit { try? c.run("COMMIT") }
     }
 
     func readingShared<T>(_ empty: T, _ body: (Connection) throws -> T) throws -> T {
@@ -28,7 +28,7 @@ extension EmbeddedDatabase {
             do {
                 if !sharedReadOpen {
                     guard let c = try readConnection() else { return empty }
-                    try c.exec("BEGIN")
+                    try c.run("BEGIN")
                     sharedReadOpen = true
                     if legacyLayout { try refreshLegacyCopy(c) }
                 }
