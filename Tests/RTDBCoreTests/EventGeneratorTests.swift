@@ -1,4 +1,5 @@
 import Testing
+import RTDBTestSupport
 @testable import RTDBCore
 
 // MARK: - Scenario table helpers
@@ -453,7 +454,7 @@ struct EventGeneratorTests {
 
     @Test("random data: hinted and full diffs agree for every query shape")
     func randomHintedMatchesFull() {
-        var rng = EGSplitMix(seed: 0x5EED_E7E7)
+        var rng = SeededRandom(state: 0x5EED_E7E7)
         let keys = ["0", "1", "2", "7", "07", "10", "-3", "a", "b", "c", "\u{E9}", decomposedE, "Z", "😀"]
         let queries: [Query] = [
             byKey, byKey.egStartAt(.string("1")).egEndAt(.string("b")),
@@ -466,31 +467,31 @@ struct EventGeneratorTests {
             byChild("s").egStartAt(.int(1), "b").egFirst(4),
         ]
         func randomValue() -> Node {
-            switch rng.next(9) {
+            switch rng.below(9) {
             case 0: return .null
-            case 1: return .bool(rng.next(2) == 0)
-            case 2: return .int(Int64(rng.next(4)))
-            case 3: return .double(Double(rng.next(4)) + 0.5)
-            case 4: return .string(["x", "y", "X"][rng.next(3)])
-            case 5: return .object([Node.Entry("s", .int(Int64(rng.next(3))))])
-            case 6: return .object([Node.Entry("s", .object([Node.Entry("t", .int(Int64(rng.next(3))))]))])
+            case 1: return .bool(rng.below(2) == 0)
+            case 2: return .int(Int64(rng.below(4)))
+            case 3: return .double(Double(rng.below(4)) + 0.5)
+            case 4: return .string(["x", "y", "X"][rng.below(3)])
+            case 5: return .object([Node.Entry("s", .int(Int64(rng.below(3))))])
+            case 6: return .object([Node.Entry("s", .object([Node.Entry("t", .int(Int64(rng.below(3))))]))])
             case 7: return .object([Node.Entry("u", .int(1))])
-            default: return .int(Int64(rng.next(3)))
+            default: return .int(Int64(rng.below(3)))
             }
         }
         func randomObject() -> Node {
-            if rng.next(12) == 0 { return .int(Int64(rng.next(3))) }
+            if rng.below(12) == 0 { return .int(Int64(rng.below(3))) }
             return Node.object(normalizing: keys.map { Node.Entry($0, randomValue()) })
         }
         var checked = 0
         for _ in 0..<400 {
             let old = randomObject()
             var new = old
-            if rng.next(15) == 0 {
+            if rng.below(15) == 0 {
                 new = randomObject()
             } else {
-                for _ in 0..<rng.next(4) {
-                    new = new.setting(child: keys[rng.next(keys.count)], to: randomValue())
+                for _ in 0..<rng.below(4) {
+                    new = new.setting(child: keys[rng.below(keys.count)], to: randomValue())
                 }
             }
             let hint = differingKeys(old, new)
@@ -589,19 +590,5 @@ struct EventGeneratorTests {
         #expect(EventGenerator.changes(query: byKey.egFirst(-1), old: old, new: new, childEvents: true).isEmpty)
         #expect(EventGenerator.changes(query: byKey.egLast(-1), old: old, new: new, childEvents: true, changedKeys: ["a"]).isEmpty)
         #expect(lines(EventGenerator.initial(query: byKey.egFirst(-1), value: new, childEvents: false)) == [line(.value, nil, nil, .null)])
-    }
-}
-
-/// A small deterministic generator (SplitMix64).
-struct EGSplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next(_ bound: Int) -> Int {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        z ^= z >> 31
-        return Int(z % UInt64(bound))
     }
 }

@@ -1,3 +1,4 @@
+import RTDBTestSupport
 import Testing
 @testable import RTDBCore
 
@@ -61,17 +62,12 @@ func obj(_ pairs: KeyValuePairs<String, Node>) -> Node {
     Node.object(normalizing: pairs.map { Node.Entry($0.key, $0.value) })
 }
 
-/// Deterministic pseudo-random bits (SplitMix64) for injecting into generators.
+/// Deterministic pseudo-random bits (`SeededRandom`) for injecting into generators, which take
+/// a source they can share.
 final class SplitMix64: @unchecked Sendable {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
+    private var random: SeededRandom
+    init(seed: UInt64) { random = SeededRandom(state: seed) }
+    func next() -> UInt64 { random.next() }
 }
 
 /// Returns the given values in turn, cycling (for adversarial random sources).

@@ -1,4 +1,5 @@
 import Testing
+import RTDBTestSupport
 @testable import RTDBCore
 
 /// `Query.isAnswered(by:known:)`: when a cached complete window answers another query.
@@ -74,16 +75,16 @@ import Testing
     /// Whenever a cached window is said to answer a query, the query's window over the cached
     /// children is the one over all the data: random data and random query pairs of each order.
     @Test func anAnswerFromACachedWindowIsTheAnswerFromTheData() {
-        var random = SplitMix(seed: 7)
+        var random = SeededRandom(state: 7)
         var answeredCount = 0
         for _ in 0..<4000 {
-            let data = Node.object(normalizing: (0..<random.int(12)).map { i in
-                var v: Node = random.int(4) == 0 ? .string(["a", "b", "c"][random.int(3)]) : .int(Int64(random.int(6)))
-                if random.int(3) == 0 { v = .object([Node.Entry("s", v)]) }
-                let p: Node = [Node.null, .int(Int64(random.int(3))), .string("p")][random.int(3)]
+            let data = Node.object(normalizing: (0..<random.below(12)).map { i in
+                var v: Node = random.below(4) == 0 ? .string(["a", "b", "c"][random.below(3)]) : .int(Int64(random.below(6)))
+                if random.below(3) == 0 { v = .object([Node.Entry("s", v)]) }
+                let p: Node = [Node.null, .int(Int64(random.below(3))), .string("p")][random.below(3)]
                 return Node.Entry("k" + String(i * 7 % 12), v.withPriority(p))
             })
-            let order = [Query.Order.key, .value, .priority, .child(Path(validatedKeys: ["s"]))][random.int(4)]
+            let order = [Query.Order.key, .value, .priority, .child(Path(validatedKeys: ["s"]))][random.below(4)]
             let cached = random.query(order), asked = random.query(order)
             guard (try? cached.validate()) != nil, (try? asked.validate()) != nil else { continue }
             let known = cached.window(of: data)
@@ -96,40 +97,27 @@ import Testing
     }
 }
 
-/// A small deterministic generator (SplitMix64), so a failure repeats.
-struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
-    mutating func int(_ bound: Int) -> Int { Int(next() % UInt64(bound)) }
-
+/// Random queries for the property test.
+extension SeededRandom {
     /// A query of `order` with random bounds (with or without a key, inclusive or not) and limit.
     mutating func query(_ order: Query.Order) -> Query {
         var q = Query(order: order)
-        func bound(_ s: inout SplitMix) -> Query.Bound? {
-            guard s.int(2) == 0 else { return nil }
+        func bound(_ s: inout SeededRandom) -> Query.Bound? {
+            guard s.below(2) == 0 else { return nil }
             let value: Node
             if case .key = order {
-                value = .string("k" + String(s.int(12)))
+                value = .string("k" + String(s.below(12)))
             } else {
-                value = [Node.null, .int(Int64(s.int(6))), .string(["a", "b", "c", "p"][s.int(4)])][s.int(3)]
+                value = [Node.null, .int(Int64(s.below(6))), .string(["a", "b", "c", "p"][s.below(4)])][s.below(3)]
             }
-            let key: String? = { if case .key = order { return nil } else { return s.int(3) == 0 ? "k" + String(s.int(12)) : nil } }()
-            return Query.Bound(value, key: key, exclusive: s.int(3) == 0)
+            let key: String? = { if case .key = order { return nil } else { return s.below(3) == 0 ? "k" + String(s.below(12)) : nil } }()
+            return Query.Bound(value, key: key, exclusive: s.below(3) == 0)
         }
         q.start = bound(&self)
         q.end = bound(&self)
-        switch int(3) {
-        case 0: q.limit = .first(int(5))
-        case 1: q.limit = .last(int(5))
+        switch below(3) {
+        case 0: q.limit = .first(below(5))
+        case 1: q.limit = .last(below(5))
         default: break
         }
         return q

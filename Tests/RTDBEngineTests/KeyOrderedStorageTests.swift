@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import RTDBTestSupport
 import RTDBCore
 @testable import RTDBEngine
 

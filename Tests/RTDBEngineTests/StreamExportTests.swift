@@ -1,4 +1,5 @@
 import Testing
+import RTDBTestSupport
 import RTDBCore
 @testable import RTDBEngine
 

@@ -1,4 +1,5 @@
 import Testing
+import RTDBTestSupport
 import RTDBCore
 import RTDBRules
 import RTDBWire
@@ -229,7 +230,7 @@ struct RulesServerTests {
           "$any":{".write":"newData.val() != 'x'"}
         }}
         """#
-        var rng = SplitMix(seed: 0x5EED)
+        var rng = SeededRandom(state: 0x5EED)
         let keys = ["open", "typed", "owned", "free", "k1", "k2", "k3"]
         let values = ["1", "77", #""x""#, #""y""#, "null", #"{"k1":5,"k2":"x"}"#, #"{"k3":{".sv":"timestamp"}}"#, "49", "true"]
         let h = try rulesHarness(rules, data: #"{"open":{"k1":1},"typed":{"k1":2},"owned":{"k3":{"k1":3}},"free":"y"}"#)
@@ -256,18 +257,5 @@ struct RulesServerTests {
             }
         }
         #expect(denied > 50)
-    }
-}
-
-/// A small deterministic generator for the property test.
-struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
