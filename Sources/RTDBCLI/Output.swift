@@ -84,21 +84,13 @@ final class Output {
         let writer = JSONWriter(pretty: pretty)
         buffer.append(UInt8(ascii: "{"))
         for (i, (name, field)) in fields.enumerated() {
-            if i > 0 { buffer.append(UInt8(ascii: ",")) }
-            if pretty { buffer.append(contentsOf: "\n  ".utf8) }
-            JSONWriter.appendString(name, to: &buffer)
-            buffer.append(UInt8(ascii: ":"))
-            if pretty { buffer.append(0x20) }
+            appendFieldName(name, first: i == 0, into: &buffer)
             switch field {
             case .node(let n):
                 if pretty {
-                    // Indent nested values one level.
                     var inner: [UInt8] = []
                     writer.write(n, into: &inner)
-                    for b in inner {
-                        buffer.append(b)
-                        if b == 0x0A { buffer.append(contentsOf: "  ".utf8) }
-                    }
+                    buffer += Output.indented(inner, levels: 1)
                 } else {
                     writer.write(n, into: &buffer)
                 }
@@ -110,6 +102,29 @@ final class Output {
         }
         if pretty { buffer.append(0x0A) }
         buffer.append(UInt8(ascii: "}"))
+    }
+
+    /// A record's field name as `render` lays it out: a comma before all but the first, a line
+    /// break and indent when pretty, the quoted name and its colon.
+    func appendFieldName(_ name: String, first: Bool, into buffer: inout [UInt8]) {
+        if !first { buffer.append(UInt8(ascii: ",")) }
+        if pretty { buffer.append(contentsOf: "\n  ".utf8) }
+        JSONWriter.appendString(name, to: &buffer)
+        buffer.append(UInt8(ascii: ":"))
+        if pretty { buffer.append(0x20) }
+    }
+
+    /// Pretty JSON text nested `levels` deeper: two spaces after each line break (strings never
+    /// hold a raw one, so each is a line of the layout).
+    static func indented(_ text: [UInt8], levels: Int) -> [UInt8] {
+        let shift = Array(repeating: UInt8(0x20), count: 2 * levels)
+        var out: [UInt8] = []
+        out.reserveCapacity(text.count + text.count / 8)
+        for b in text {
+            out.append(b)
+            if b == 0x0A { out += shift }
+        }
+        return out
     }
 
     /// Appends text as it is (help output, a value streamed in pieces).

@@ -40,14 +40,9 @@ enum StreamedWrite {
         let pretty = out.pretty
         // As `Output.record` lays out {"path":P,"value":V}.
         var head: [UInt8] = [UInt8(ascii: "{")]
-        if pretty { head += Array("\n  ".utf8) }
-        head += Array("\"path\":".utf8)
-        if pretty { head.append(0x20) }
+        out.appendFieldName("path", first: true, into: &head)
         JSONWriter.appendString(path.description, to: &head)
-        head.append(UInt8(ascii: ","))
-        if pretty { head += Array("\n  ".utf8) }
-        head += Array("\"value\":".utf8)
-        if pretty { head.append(0x20) }
+        out.appendFieldName("value", first: false, into: &head)
         try out.rawBytes(head)
         let reader = db.capability(StreamingReads.self)
         switch kind {
@@ -79,17 +74,8 @@ enum StreamedWrite {
 
     /// The value stored at `path`, each line indented `indent` levels deeper when pretty.
     private static func value(at path: Path, _ reader: StreamingReads?, _ db: Database, pretty: Bool, indent: Int, _ out: Output) throws {
-        let shift = Array(repeating: UInt8(0x20), count: 2 * indent)
         let emit: ([UInt8]) throws -> Void = { chunk in
-            guard pretty else { return try out.rawBytes(chunk) }
-            // Strings never hold a raw line break, so every one is a line of the layout.
-            var shifted: [UInt8] = []
-            shifted.reserveCapacity(chunk.count + chunk.count / 8)
-            for b in chunk {
-                shifted.append(b)
-                if b == 0x0A { shifted += shift }
-            }
-            try out.rawBytes(shifted)
+            try out.rawBytes(pretty ? Output.indented(chunk, levels: indent) : chunk)
         }
         if let reader {
             try reader.streamJSON(path, export: false, pretty: pretty, progress: Progress.none) { chunk in
