@@ -30,6 +30,7 @@ import remote_bench  # noqa: E402
 import offline_bench  # noqa: E402
 import realtime_bench  # noqa: E402
 import hostile_bench  # noqa: E402
+from host import describe  # noqa: E402
 
 DEVNULL = subprocess.DEVNULL
 CLK_TCK = os.sysconf("SC_CLK_TCK")
@@ -770,23 +771,7 @@ def machine(rtdb):
             return subprocess.run(cmd, capture_output=True, text=True, timeout=60).stdout.strip()
         except Exception:
             return "?"
-    cpu = "?"
-    with open("/proc/cpuinfo") as f:
-        for line in f:
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    mem = "?"
-    with open("/proc/meminfo") as f:
-        for line in f:
-            if line.startswith("MemTotal"):
-                mem = f"{int(line.split()[1]) / 1024 / 1024:.1f} GiB"
-    osname = "?"
-    if os.path.exists("/etc/os-release"):
-        with open("/etc/os-release") as f:
-            for line in f:
-                if line.startswith("PRETTY_NAME="):
-                    osname = line.split("=", 1)[1].strip().strip('"')
+    host = describe()
     swift = sh(["swift", "--version"]).splitlines()
     lib = ""
     ldd = sh(["ldd", rtdb])
@@ -795,9 +780,9 @@ def machine(rtdb):
         lib = f" (rtdb links {mt.group(1)})"
     return {
         "nproc": str(os.cpu_count()),
-        "CPU": cpu,
-        "RAM": mem,
-        "OS": f"{osname}, kernel {platform.release()}",
+        "CPU": host["cpu"],
+        "RAM": host["mem"],
+        "OS": f"{host['os']}, kernel {host['kernel']}",
         "Swift": swift[0] if swift else "?",
         "SQLite": sh(["sqlite3", ":memory:", "select sqlite_version()"]) + lib,
         "jq": sh(["jq", "--version"]),

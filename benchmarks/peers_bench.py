@@ -37,6 +37,7 @@ from peers_servers import (CONNECTIONS, KEYS, PUT_BODY, THREADS, BenchError, Etc
                            Nginx, Procs, Redis, RtdbServer, b64, http_call, log, loadavg,
                            redis_benchmark, wrk, write_lua)
 from peers_fanout import FanEtcd, FanRedis, FanRtdb, fanout_once  # noqa: E402
+from host import describe  # noqa: E402
 
 SUBSCRIBERS = 1000
 
@@ -431,23 +432,10 @@ def versions(rtdb):
             return ((p.stdout or "") + (p.stderr or "")).strip().splitlines()[0]
         except Exception:
             return "?"
-    cpu = "?"
-    with open("/proc/cpuinfo") as f:
-        for line in f:
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    with open("/proc/meminfo") as f:
-        mem = next(f"{int(l.split()[1]) / 1024 / 1024:.1f} GiB" for l in f if l.startswith("MemTotal"))
-    osname = "?"
-    if os.path.exists("/etc/os-release"):
-        with open("/etc/os-release") as f:
-            for line in f:
-                if line.startswith("PRETTY_NAME="):
-                    osname = line.split("=", 1)[1].strip().strip('"')
+    host = describe()
     return {
         "date": time.strftime("%Y-%m-%d %H:%M %Z"),
-        "machine": f"{os.cpu_count()} cores, {cpu}, {mem}, {osname}, kernel {platform.release()}",
+        "machine": f"{os.cpu_count()} cores, {host['cpu']}, {host['mem']}, {host['os']}, kernel {host['kernel']}",
         "rtdb": first([rtdb, "--version"]),
         "peers": ", ".join(f"{name} {version(first(cmd))}" for name, cmd in (
             ("Redis", ["redis-server", "--version"]), ("etcd", ["etcd", "--version"]),
