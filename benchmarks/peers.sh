@@ -68,31 +68,9 @@ if [[ -n "${RTDB_BASELINE:-}" ]]; then
 fi
 
 work="$(mktemp -d "${TMPDIR:-/tmp}/rtdb-peers.XXXXXX")"
-harness=""
-
-cleanup() {
-    local status=$?
-    trap - EXIT INT TERM
-    if [[ -n "$harness" ]] && kill -0 "$harness" 2>/dev/null; then
-        kill -TERM "$harness" 2>/dev/null || true
-        for _ in $(seq 50); do kill -0 "$harness" 2>/dev/null || break; sleep 0.2; done
-        kill -KILL "$harness" 2>/dev/null || true
-    fi
-    # Servers the harness started (one PID a line): stop any still running, by PID only.
-    if [[ -f "$work/pids" ]]; then
-        while read -r pid; do
-            [[ -n "$pid" ]] && kill -TERM "$pid" 2>/dev/null || true
-        done < "$work/pids"
-        sleep 0.5
-        while read -r pid; do
-            [[ -n "$pid" ]] && kill -KILL "$pid" 2>/dev/null || true
-        done < "$work/pids"
-    fi
-    rm -rf "$work"
-    exit "$status"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+harness_grace=50
+# shellcheck source=harness.sh
+source "$here/harness.sh"
 
 args+=("$work" --only "${PEERS_ONLY:-gwrf}")
 [[ -n "${RTDB_BASELINE:-}" ]] && args+=(--baseline "$RTDB_BASELINE")

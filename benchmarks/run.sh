@@ -45,27 +45,9 @@ fi
 rtdb="$(cd "$(dirname "$rtdb")" && pwd)/$(basename "$rtdb")"
 
 work="$(mktemp -d "${TMPDIR:-/tmp}/rtdb-bench.XXXXXX")"
-harness=""
-
-cleanup() {
-    local status=$?
-    trap - EXIT INT TERM
-    if [[ -n "$harness" ]] && kill -0 "$harness" 2>/dev/null; then
-        kill -TERM "$harness" 2>/dev/null || true
-        for _ in 1 2 3 4 5 6 7 8 9 10; do kill -0 "$harness" 2>/dev/null || break; sleep 0.2; done
-        kill -KILL "$harness" 2>/dev/null || true
-    fi
-    # Background watchers the harness started (one PID a line); kill any still running.
-    if [[ -f "$work/pids" ]]; then
-        while read -r pid; do
-            [[ -n "$pid" ]] && kill -TERM "$pid" 2>/dev/null || true
-        done < "$work/pids"
-    fi
-    rm -rf "$work"
-    exit "$status"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+harness_grace=10
+# shellcheck source=harness.sh
+source "$here/harness.sh"
 
 args=("$rtdb" "$work" --only "${BENCH_ONLY:-abcdefghrkitwolu}" --io-backend "${BENCH_IO_BACKEND:-native}")
 [[ -n "${BENCH_MARKDOWN:-}" ]] && args+=(--markdown "$BENCH_MARKDOWN")
