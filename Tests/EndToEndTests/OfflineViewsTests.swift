@@ -132,23 +132,11 @@ private func printed(_ c: Child) -> [String] {
         #expect(s.rtdb("--db", serverFile, "set", "/k", #"{"x":1,"in":{"y":2}}"#, "-q").status == 0)
         let srv = try #require(RestartableServer(s, file: serverFile, ["--log"]))
         func gets() -> Int { (srv.child?.stderr ?? "").components(separatedBy: "\"method\":\"GET\"").count - 1 }
-        /// Session lock files whose holder lives (a watch killed by a signal leaves its file
-        /// behind, unlocked, for the next process to reap).
-        func liveSessions() -> Int {
-            let folder = cacheFile + ".sessions"
-            let names = ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).filter { $0.hasSuffix(".lock") }
-            return names.filter { name in
-                let fd = open(folder + "/" + name, O_RDONLY)
-                guard fd >= 0 else { return false }
-                defer { close(fd) }
-                return flock(fd, LOCK_EX | LOCK_NB) != 0
-            }.count
-        }
         #expect(r(srv, ["keep", "add", "/k"]).status == 0)
         #expect(r(srv, ["keep", "add", "/k/in"]).status == 0)
         let follow = try #require(s.background([Binary.rtdb, "--url", srv.url, "--cache", cacheFile, "sync", "--follow"], name: "follow"))
         defer { follow.killGroup() }
-        #expect(eventually(30) { liveSessions() == 1 }, "one stream for /k and /k/in: \(follow.stdout) \(follow.stderr)")
+        #expect(eventually(30) { liveSessionLocks(of: cacheFile) == 1 }, "one stream for /k and /k/in: \(follow.stdout) \(follow.stderr)")
         #expect(s.rtdb("--db", serverFile, "set", "/k/in/y", "3", "-q").status == 0)
         #expect(eventually(30) { r(srv, ["--offline", "get", "/k/in/y"]).stdout == "3\n" })
         let before = gets()
@@ -157,20 +145,20 @@ private func printed(_ c: Child) -> [String] {
         // Kept while it runs: a second stream.
         #expect(s.rtdb("--db", serverFile, "set", "/m", "7", "-q").status == 0)
         #expect(r(srv, ["keep", "add", "/m"]).status == 0)
-        #expect(eventually(30) { liveSessions() == 2 })
+        #expect(eventually(30) { liveSessionLocks(of: cacheFile) == 2 })
         #expect(s.rtdb("--db", serverFile, "set", "/m", "8", "-q").status == 0)
         #expect(eventually(30) { r(srv, ["--offline", "get", "/m"]).stdout == "8\n" })
         // Unkept: its stream stops.
         #expect(r(srv, ["keep", "rm", "/m"]).status == 0)
-        #expect(eventually(30) { liveSessions() == 1 })
+        #expect(eventually(30) { liveSessionLocks(of: cacheFile) == 1 })
         // sync killed with kill -9: the streams notice and end.
         kill(follow.pid, SIGKILL)   // sync alone, not its process group
         _ = follow.wait(timeout: 10)
-        #expect(eventually(30) { liveSessions() == 0 }, "streams outlived sync --follow")
+        #expect(eventually(30) { liveSessionLocks(of: cacheFile) == 0 }, "streams outlived sync --follow")
         // SIGTERM: sync ends its streams cleanly (their sessions end, no lock file left) and exits 0.
         let again = try #require(s.background([Binary.rtdb, "--url", srv.url, "--cache", cacheFile, "sync", "--follow"], name: "follow2"))
         defer { again.killGroup() }
-        #expect(eventually(30) { liveSessions() == 1 })
+        #expect(eventually(30) { liveSessionLocks(of: cacheFile) == 1 })
         kill(again.pid, SIGTERM)
         #expect(again.wait(timeout: 30) == 0, "\(again.stderr)")
         let left = ((try? FileManager.default.contentsOfDirectory(atPath: cacheFile + ".sessions")) ?? []).filter { $0.hasSuffix(".lock") }

@@ -482,3 +482,16 @@ func lastValue(_ watch: Child) -> Any? {
     guard let last = lines(watch.stdout).last(where: { $0["event"] as? String == "value" }) else { return nil }
     return last["value"]
 }
+
+/// Session lock files of `file` whose holder lives (a process killed by a signal leaves its
+/// file behind, unlocked, for the next one to reap): the kept streams of a cache, for one.
+func liveSessionLocks(of file: String) -> Int {
+    let folder = file + ".sessions"
+    let names = ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).filter { $0.hasSuffix(".lock") }
+    return names.filter { name in
+        let fd = open(folder + "/" + name, O_RDONLY)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        return flock(fd, LOCK_EX | LOCK_NB) != 0
+    }.count
+}

@@ -15,18 +15,6 @@ import Darwin
         return text[..<end].split(separator: "\n").compactMap { object(String($0)) }
     }
 
-    /// Session lock files of the cache whose holder lives: the kept streams.
-    func liveStreams(_ cacheFile: String) -> Int {
-        let folder = cacheFile + ".sessions"
-        let names = ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).filter { $0.hasSuffix(".lock") }
-        return names.filter { name in
-            let fd = open(folder + "/" + name, O_RDONLY)
-            guard fd >= 0 else { return false }
-            defer { close(fd) }
-            return flock(fd, LOCK_EX | LOCK_NB) != 0
-        }.count
-    }
-
     @Test func everyWriteItSendsIsReportedWhileLocationsAreKept() throws {
         let s = Sandbox()
         let serverFile = s.dir + "/S.db", cacheFile = s.dir + "/C.db"
@@ -36,7 +24,7 @@ import Darwin
         #expect(s.rtdb(r + ["keep", "add", "/k"]).status == 0)
         let follow = try #require(s.background([Binary.rtdb] + r + ["sync", "--follow"], name: "follow"))
         defer { follow.killGroup() }
-        #expect(eventually(30) { liveStreams(cacheFile) == 1 }, "\(follow.stdout) \(follow.stderr)")
+        #expect(eventually(30) { liveSessionLocks(of: cacheFile) == 1 }, "\(follow.stdout) \(follow.stderr)")
         // Writes queued by other processes, inside and outside the kept location, one by one.
         var ids: [Int] = []
         for (i, write) in [["set", "/k/y", "2"], ["set", "/other", "3"], ["update", "/k", #"{"z":4}"#], ["remove", "/k/x"]].enumerated() {
@@ -67,7 +55,7 @@ import Darwin
         #expect(s.rtdb(r + ["keep", "add"] + window).status == 0)
         let follow = try #require(s.background([Binary.rtdb] + r + ["sync", "--follow"], name: "follow"))
         defer { follow.killGroup() }
-        #expect(eventually(30) { liveStreams(cacheFile) == 1 }, "\(follow.stdout) \(follow.stderr)")
+        #expect(eventually(30) { liveSessionLocks(of: cacheFile) == 1 }, "\(follow.stdout) \(follow.stderr)")
         expectOK(s.rtdb("--db", serverFile, "-q", "set", "/items/d", "9"), "")
         #expect(eventually(30) { s.rtdb(r + ["--offline", "query"] + window).stdout == #"{"key":"c","value":3}"# + "\n" + #"{"key":"d","value":9}"# + "\n" },
                 "\(follow.stdout) \(follow.stderr)")
