@@ -8,8 +8,9 @@ import Darwin
 // binary has no link-time dependency on libssl or libcrypto, so a local command does not pay
 // for them (about a millisecond per process start on Linux). The few functions rtdb calls are
 // declared here as C function types and resolved with dlsym; OpenSSL macros (SNI, minimum
-// version, modes) are spelled as the `*_ctrl` calls they expand to, with the constants of
-// OpenSSL 3's public headers. Where the libraries are looked for: OpenSSLLocations.
+// version, modes) are spelled as the `*_ctrl` calls they expand to. A call that takes or
+// returns one of OpenSSL's numbered values is private behind a method that takes or returns
+// its type (OpenSSLValues). Where the libraries are looked for: OpenSSLLocations.
 
 /// A TLS, certificate or signing failure, with a sentence fit for the user.
 public enum TLSError: Error, CustomStringConvertible, Equatable, Sendable {
@@ -49,40 +50,6 @@ typealias BIOReadFn = @convention(c) (OpaquePointer?, UnsafeMutablePointer<CChar
 typealias BIOWriteFn = @convention(c) (OpaquePointer?, UnsafePointer<CChar>?, Int32) -> Int32
 typealias BIOCtrlFn = @convention(c) (OpaquePointer?, Int32, Int, UnsafeMutableRawPointer?) -> Int
 typealias PasswordFn = @convention(c) (UnsafeMutablePointer<CChar>?, Int32, Int32, UnsafeMutableRawPointer?) -> Int32
-
-/// Constants from OpenSSL 3's headers (stable ABI values).
-enum SSLConst {
-    static let errorNone: Int32 = 0
-    static let errorSSL: Int32 = 1
-    static let errorWantRead: Int32 = 2
-    static let errorWantWrite: Int32 = 3
-    static let errorSyscall: Int32 = 5
-    static let errorZeroReturn: Int32 = 6
-
-    static let verifyPeer: Int32 = 1
-    static let filetypePEM: Int32 = 1
-
-    static let ctrlMode: Int32 = 33                    // SSL_CTRL_MODE
-    static let ctrlSetTLSExtHostname: Int32 = 55       // SSL_CTRL_SET_TLSEXT_HOSTNAME
-    static let ctrlSetMinProtoVersion: Int32 = 123     // SSL_CTRL_SET_MIN_PROTO_VERSION
-    static let tlsExtNametypeHostName = 0              // TLSEXT_NAMETYPE_host_name
-    static let tls12Version = 0x0303                   // TLS1_2_VERSION
-
-    static let modeEnablePartialWrite = 0x1            // SSL_MODE_ENABLE_PARTIAL_WRITE
-    static let modeAcceptMovingWriteBuffer = 0x2       // SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER
-    static let opIgnoreUnexpectedEOF: UInt64 = 1 << 7  // SSL_OP_IGNORE_UNEXPECTED_EOF
-    static let opNoRenegotiation: UInt64 = 1 << 30     // SSL_OP_NO_RENEGOTIATION
-
-    static let bioTypeSourceSink: Int32 = 0x0400       // BIO_TYPE_SOURCE_SINK
-    static let bioCtrlEOF: Int32 = 2                   // BIO_CTRL_EOF
-    static let bioCtrlFlush: Int32 = 11                // BIO_CTRL_FLUSH
-
-    static let x509VOK = 0                             // X509_V_OK
-    static let x509VErrHostnameMismatch = 62           // X509_V_ERR_HOSTNAME_MISMATCH
-    static let x509VErrIPAddressMismatch = 64          // X509_V_ERR_IP_ADDRESS_MISMATCH
-
-    static let evpPKeyRSA: Int32 = 6                   // EVP_PKEY_RSA
-}
 
 // MARK: - Loading
 
@@ -128,7 +95,7 @@ final class LibCrypto: @unchecked Sendable {
     let BIO_new: PointerArgFn
     let BIO_free: IntArgFn
     let BIO_get_new_index: @convention(c) () -> Int32
-    let BIO_meth_new: @convention(c) (Int32, UnsafePointer<CChar>?) -> OpaquePointer?
+    private let BIO_meth_new: @convention(c) (Int32, UnsafePointer<CChar>?) -> OpaquePointer?
     let BIO_meth_set_write: @convention(c) (OpaquePointer?, BIOWriteFn?) -> Int32
     let BIO_meth_set_read: @convention(c) (OpaquePointer?, BIOReadFn?) -> Int32
     let BIO_meth_set_ctrl: @convention(c) (OpaquePointer?, BIOCtrlFn?) -> Int32
@@ -137,13 +104,13 @@ final class LibCrypto: @unchecked Sendable {
     let BIO_set_init: @convention(c) (OpaquePointer?, Int32) -> Void
     let PEM_read_bio_PrivateKey: @convention(c) (OpaquePointer?, UnsafeMutablePointer<OpaquePointer?>?, PasswordFn?, UnsafeMutableRawPointer?) -> OpaquePointer?
     let EVP_PKEY_free: FreeFn
-    let EVP_PKEY_get_base_id: IntArgFn
+    private let EVP_PKEY_get_base_id: IntArgFn
     let EVP_MD_CTX_new: PointerFn
     let EVP_MD_CTX_free: FreeFn
     let EVP_sha256: PointerFn
     let EVP_DigestSignInit: @convention(c) (OpaquePointer?, UnsafeMutablePointer<OpaquePointer?>?, OpaquePointer?, OpaquePointer?, OpaquePointer?) -> Int32
     let EVP_DigestSign: @convention(c) (OpaquePointer?, UnsafeMutablePointer<UInt8>?, UnsafeMutablePointer<Int>?, UnsafePointer<UInt8>?, Int) -> Int32
-    let X509_verify_cert_error_string: @convention(c) (Int) -> UnsafePointer<CChar>?
+    private let X509_verify_cert_error_string: @convention(c) (Int) -> UnsafePointer<CChar>?
     let X509_VERIFY_PARAM_set1_ip_asc: PathFn
     let X509_get_default_cert_file: @convention(c) () -> UnsafePointer<CChar>?
     let X509_get_default_cert_dir: @convention(c) () -> UnsafePointer<CChar>?
@@ -160,7 +127,7 @@ final class LibCrypto: @unchecked Sendable {
     let RSA_free: FreeFn
     let RSA_set0_key: @convention(c) (OpaquePointer?, OpaquePointer?, OpaquePointer?, OpaquePointer?) -> Int32
     let EVP_PKEY_new: PointerFn
-    let EVP_PKEY_assign: @convention(c) (OpaquePointer?, Int32, UnsafeMutableRawPointer?) -> Int32
+    private let EVP_PKEY_assign: @convention(c) (OpaquePointer?, Int32, UnsafeMutableRawPointer?) -> Int32
     let EVP_DigestVerifyInit: @convention(c) (OpaquePointer?, UnsafeMutablePointer<OpaquePointer?>?, OpaquePointer?, OpaquePointer?, OpaquePointer?) -> Int32
     let EVP_DigestVerify: @convention(c) (OpaquePointer?, UnsafePointer<UInt8>?, Int, UnsafePointer<UInt8>?, Int) -> Int32
 
@@ -207,6 +174,27 @@ final class LibCrypto: @unchecked Sendable {
         X509_STORE_add_cert = try lib.symbol("X509_STORE_add_cert")
     }
 
+    /// A new BIO method of kind `type`, under an index of its own.
+    func newBIOMethod(_ type: BIOType, name: String) -> OpaquePointer? {
+        BIO_meth_new(BIO_get_new_index() | type.rawValue, name)
+    }
+
+    /// The algorithm of `key`; nil for one rtdb has no name for.
+    func keyType(of key: OpaquePointer) -> EVPKeyType? {
+        EVPKeyType(rawValue: EVP_PKEY_get_base_id(key))
+    }
+
+    /// Makes `key` a key of `type` holding `material` (an RSA for `.rsa`), which it then owns;
+    /// false when it did not take it.
+    func assign(_ key: OpaquePointer, _ type: EVPKeyType, _ material: OpaquePointer) -> Bool {
+        EVP_PKEY_assign(key, type.rawValue, UnsafeMutableRawPointer(material)) == 1
+    }
+
+    /// OpenSSL's sentence for a verification result, e.g. "self-signed certificate".
+    func describe(_ result: X509VerifyResult) -> String? {
+        X509_verify_cert_error_string(result.rawValue).map { String(cString: $0) }
+    }
+
     /// The reasons OpenSSL queued for the last failure (oldest first), emptying the queue;
     /// e.g. "no start line" rather than the full "error:0480006C:PEM routines::no start line".
     func drainErrors() -> [String] {
@@ -237,19 +225,19 @@ final class LibSSL: @unchecked Sendable {
     let TLS_server_method: PointerFn
     let SSL_CTX_new: PointerArgFn
     let SSL_CTX_free: FreeFn
-    let SSL_CTX_ctrl: CtrlFn
-    let SSL_CTX_set_options: @convention(c) (OpaquePointer?, UInt64) -> UInt64
-    let SSL_CTX_set_verify: @convention(c) (OpaquePointer?, Int32, UnsafeRawPointer?) -> Void
+    private let SSL_CTX_ctrl: CtrlFn
+    private let SSL_CTX_set_options: @convention(c) (OpaquePointer?, UInt64) -> UInt64
+    private let SSL_CTX_set_verify: @convention(c) (OpaquePointer?, Int32, UnsafeRawPointer?) -> Void
     let SSL_CTX_set_default_verify_paths: IntArgFn
     let SSL_CTX_load_verify_locations: @convention(c) (OpaquePointer?, UnsafePointer<CChar>?, UnsafePointer<CChar>?) -> Int32
     let SSL_CTX_use_certificate_chain_file: PathFn
-    let SSL_CTX_use_PrivateKey_file: @convention(c) (OpaquePointer?, UnsafePointer<CChar>?, Int32) -> Int32
+    private let SSL_CTX_use_PrivateKey_file: @convention(c) (OpaquePointer?, UnsafePointer<CChar>?, Int32) -> Int32
     let SSL_CTX_check_private_key: IntArgFn
     let SSL_new: PointerArgFn
     let SSL_free: FreeFn
     let SSL_set_fd: @convention(c) (OpaquePointer?, Int32) -> Int32
     let SSL_set_bio: @convention(c) (OpaquePointer?, OpaquePointer?, OpaquePointer?) -> Void
-    let SSL_ctrl: CtrlFn
+    private let SSL_ctrl: CtrlFn
     let SSL_set1_host: PathFn
     let SSL_get0_param: PointerArgFn
     let SSL_connect: IntArgFn
@@ -257,8 +245,8 @@ final class LibSSL: @unchecked Sendable {
     let SSL_shutdown: IntArgFn
     let SSL_read: @convention(c) (OpaquePointer?, UnsafeMutableRawPointer?, Int32) -> Int32
     let SSL_write: @convention(c) (OpaquePointer?, UnsafeRawPointer?, Int32) -> Int32
-    let SSL_get_error: @convention(c) (OpaquePointer?, Int32) -> Int32
-    let SSL_get_verify_result: @convention(c) (OpaquePointer?) -> Int
+    private let SSL_get_error: @convention(c) (OpaquePointer?, Int32) -> Int32
+    private let SSL_get_verify_result: @convention(c) (OpaquePointer?) -> Int
     let SSL_pending: IntArgFn
     let SSL_get_version: @convention(c) (OpaquePointer?) -> UnsafePointer<CChar>?
     let SSL_CTX_get_cert_store: PointerArgFn
@@ -302,9 +290,56 @@ final class LibSSL: @unchecked Sendable {
         guard let ctx = SSL_CTX_new(server ? TLS_server_method() : TLS_client_method()) else {
             throw TLSError.unavailable("cannot create a TLS context: \(crypto.reason(or: "out of memory"))")
         }
-        _ = SSL_CTX_ctrl(ctx, SSLConst.ctrlSetMinProtoVersion, SSLConst.tls12Version, nil)
-        _ = SSL_CTX_set_options(ctx, SSLConst.opNoRenegotiation)
+        _ = contextCtrl(ctx, .setMinProtoVersion, TLSProtocolVersion.tls12.rawValue, nil)
+        setOptions(ctx, .noRenegotiation)
         return ctx
+    }
+
+    /// SSL_CTX_set_mode: adds `mode` to the context's modes.
+    func setMode(_ ctx: OpaquePointer, _ mode: SSLMode) {
+        _ = contextCtrl(ctx, .mode, mode.rawValue, nil)
+    }
+
+    /// SSL_CTX_set_options: adds `options` to the context's options.
+    func setOptions(_ ctx: OpaquePointer, _ options: SSLOptions) {
+        _ = SSL_CTX_set_options(ctx, options.rawValue)
+    }
+
+    /// SSL_CTX_set_verify, with OpenSSL's own verification (no callback).
+    func setVerify(_ ctx: OpaquePointer, _ mode: SSLVerifyMode) {
+        SSL_CTX_set_verify(ctx, mode.rawValue, nil)
+    }
+
+    /// SSL_CTX_use_PrivateKey_file; false when the file holds no usable key of `type`.
+    func usePrivateKeyFile(_ ctx: OpaquePointer, _ path: String, _ type: SSLFileType) -> Bool {
+        SSL_CTX_use_PrivateKey_file(ctx, path, type.rawValue) == 1
+    }
+
+    /// SSL_set_tlsext_host_name: the name the client sends in SNI.
+    func setServerName(_ ssl: OpaquePointer, _ name: String) {
+        var cname = Array(name.utf8CString)
+        _ = cname.withUnsafeMutableBytes {
+            connectionCtrl(ssl, .setTLSExtHostname, 0 /* TLSEXT_NAMETYPE_host_name */, $0.baseAddress)
+        }
+    }
+
+    /// SSL_get_error for a call on `ssl` that returned `rc`. OpenSSL 3 returns only the values
+    /// SSLErrorCode lists; were another to appear it reads as `.ssl`, a failure of the library.
+    func errorCode(_ ssl: OpaquePointer, _ rc: Int32) -> SSLErrorCode {
+        SSLErrorCode(rawValue: SSL_get_error(ssl, rc)) ?? .ssl
+    }
+
+    /// SSL_get_verify_result: how verification of the peer's certificate ended.
+    func verifyResult(_ ssl: OpaquePointer) -> X509VerifyResult {
+        X509VerifyResult(rawValue: SSL_get_verify_result(ssl))
+    }
+
+    private func contextCtrl(_ ctx: OpaquePointer, _ command: SSLCtrl, _ larg: Int, _ parg: UnsafeMutableRawPointer?) -> Int {
+        SSL_CTX_ctrl(ctx, command.rawValue, larg, parg)
+    }
+
+    private func connectionCtrl(_ ssl: OpaquePointer, _ command: SSLCtrl, _ larg: Int, _ parg: UnsafeMutableRawPointer?) -> Int {
+        SSL_ctrl(ssl, command.rawValue, larg, parg)
     }
 }
 

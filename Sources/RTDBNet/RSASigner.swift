@@ -24,7 +24,7 @@ public enum RSASigner {
             throw TLSError.badKey("the private key is not a PEM private key (\(crypto.reason(or: "unreadable")))")
         }
         defer { crypto.EVP_PKEY_free(key) }
-        guard crypto.EVP_PKEY_get_base_id(key) == SSLConst.evpPKeyRSA else {
+        guard crypto.keyType(of: key) == .rsa else {
             throw TLSError.badKey("the private key is not an RSA key (RS256 needs one)")
         }
         guard let md = crypto.EVP_MD_CTX_new() else { throw TLSError.badKey("cannot sign: out of memory") }
@@ -77,7 +77,7 @@ public enum RSAVerifier {
         }
         guard let key = crypto.EVP_PKEY_new() else { crypto.RSA_free(rsa); throw TLSError.badKey("out of memory") }
         defer { crypto.EVP_PKEY_free(key) }
-        guard crypto.EVP_PKEY_assign(key, SSLConst.evpPKeyRSA, UnsafeMutableRawPointer(rsa)) == 1 else {
+        guard crypto.assign(key, .rsa, rsa) else {
             crypto.RSA_free(rsa)
             throw TLSError.badKey("cannot build the public key")
         }

@@ -73,8 +73,8 @@ public final class TLSClientStream: ByteStream {
         context = ctx
         // HTTP frames its own bodies, so a server that closes without close_notify is an end
         // of stream, not an error (as most clients treat it).
-        _ = lib.SSL_CTX_set_options(ctx, SSLConst.opIgnoreUnexpectedEOF)
-        lib.SSL_CTX_set_verify(ctx, SSLConst.verifyPeer, nil)
+        lib.setOptions(ctx, .ignoreUnexpectedEOF)
+        lib.setVerify(ctx, .peer)
         let system = trust ?? SystemTrust.locate(crypto)
         if system.file != nil || system.directories != nil {
             // A system store that cannot be read leaves only --cacert; verification then says so.
@@ -103,10 +103,7 @@ public final class TLSClientStream: ByteStream {
             if name.isEmpty || lib.SSL_set1_host(s, name) != 1 {
                 throw TLSError.configuration("cannot check the certificate against host name \(name)")
             }
-            var cname = Array(name.utf8CString)
-            _ = cname.withUnsafeMutableBytes {
-                lib.SSL_ctrl(s, SSLConst.ctrlSetTLSExtHostname, SSLConst.tlsExtNametypeHostName, $0.baseAddress)
-            }
+            lib.setServerName(s, name)
         }
 
         let io = StreamBIOContext(stream: tcp)
@@ -125,12 +122,12 @@ public final class TLSClientStream: ByteStream {
                 crypto.ERR_clear_error()
                 throw rewordTimeout(f, "TLS handshake with \(name) timed out after \(timeoutMillis) ms")
             }
-            let verify = lib.SSL_get_verify_result(s)
+            let verify = lib.verifyResult(s)
             let reasons = crypto.drainErrors()
-            if verify != SSLConst.x509VOK {
-                let why = crypto.X509_verify_cert_error_string(verify).map { String(cString: $0) } ?? "error \(verify)"
+            if verify != .ok {
+                let why = crypto.describe(verify) ?? "error \(verify.rawValue)"
                 var message = "certificate verify failed: \(why)"
-                if verify == SSLConst.x509VErrHostnameMismatch || verify == SSLConst.x509VErrIPAddressMismatch {
+                if verify.isNameMismatch {
                     message += " (the certificate is not for \(name))"
                 }
                 throw TLSError.verification(message)
@@ -138,7 +135,7 @@ public final class TLSClientStream: ByteStream {
             if io.sawEOF && reasons.isEmpty {
                 throw TLSError.protocolFailure("TLS handshake with \(name) failed: the server closed the connection")
             }
-            throw TLSError.protocolFailure("TLS handshake with \(name) failed: \(reasons.last ?? "error \(lib.SSL_get_error(s, rc))")")
+            throw TLSError.protocolFailure("TLS handshake with \(name) failed: \(reasons.last ?? "error \(lib.errorCode(s, rc).rawValue)")")
         }
         handedOver = true
         return TLSClientStream(lib: lib, context: ctx, ssl: s, io: io)
@@ -151,16 +148,16 @@ public final class TLSClientStream: ByteStream {
         lib.crypto.ERR_clear_error()
         let n = lib.SSL_read(ssl, base, Int32(clamping: buffer.count))
         if n > 0 { return Int(n) }
-        let code = lib.SSL_get_error(ssl, n)
-        if code == SSLConst.errorZeroReturn { return 0 }
+        let code = lib.errorCode(ssl, n)
+        if code == .zeroReturn { return 0 }
         if let f = io.takeFailure() {
             lib.crypto.ERR_clear_error()
             broken = true
             throw TLSClientStream.rewordTimeout(f, "no answer within \(timeoutMillis) ms")
         }
-        if code == SSLConst.errorSyscall && io.sawEOF { return 0 }
+        if code == .syscall && io.sawEOF { return 0 }
         broken = true
-        throw TLSError.protocolFailure("TLS read failed: \(lib.crypto.reason(or: "error \(code)"))")
+        throw TLSError.protocolFailure("TLS read failed: \(lib.crypto.reason(or: "error \(code.rawValue)"))")
     }
 
     public func write(_ bytes: UnsafeRawBufferPointer, timeoutMillis: Int) throws {
@@ -172,13 +169,13 @@ public final class TLSClientStream: ByteStream {
             lib.crypto.ERR_clear_error()
             let n = lib.SSL_write(ssl, base + off, Int32(clamping: bytes.count - off))
             if n > 0 { off += Int(n); continue }
-            let code = lib.SSL_get_error(ssl, n)
+            let code = lib.errorCode(ssl, n)
             broken = true
             if let f = io.takeFailure() {
                 lib.crypto.ERR_clear_error()
                 throw TLSClientStream.rewordTimeout(f, "could not send within \(timeoutMillis) ms")
             }
-            throw TLSError.protocolFailure("TLS write failed: \(lib.crypto.reason(or: "error \(code)"))")
+            throw TLSError.protocolFailure("TLS write failed: \(lib.crypto.reason(or: "error \(code.rawValue)"))")
         }
     }
 
@@ -241,8 +238,7 @@ final class StreamBIOContext {
     static let method: Result<Method, TLSError> = {
         do {
             let crypto = try OpenSSL.crypto.get()
-            let type = crypto.BIO_get_new_index() | SSLConst.bioTypeSourceSink
-            guard let m = crypto.BIO_meth_new(type, "rtdb stream") else {
+            guard let m = crypto.newBIOMethod(.sourceSink, name: "rtdb stream") else {
                 return .failure(.unavailable("cannot create a TLS connection: \(crypto.reason(or: "out of memory"))"))
             }
             _ = crypto.BIO_meth_set_read(m, bioRead)
@@ -292,9 +288,9 @@ private let bioWrite: BIOWriteFn = { bio, buf, len in
 }
 
 private let bioCtrl: BIOCtrlFn = { bio, cmd, _, _ in
-    switch cmd {
-    case SSLConst.bioCtrlFlush: return 1   // writes go straight to the stream
-    case SSLConst.bioCtrlEOF: return (StreamBIOContext.from(bio)?.sawEOF ?? false) ? 1 : 0
-    default: return 0
+    switch BIOCtrl(rawValue: cmd) {
+    case .flush?: return 1   // writes go straight to the stream
+    case .eof?: return (StreamBIOContext.from(bio)?.sawEOF ?? false) ? 1 : 0
+    case nil: return 0
     }
 }

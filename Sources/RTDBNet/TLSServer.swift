@@ -33,14 +33,13 @@ public final class TLSServerContext: @unchecked Sendable {
             lib.SSL_CTX_free(ctx)
             throw TLSError.configuration("key file \(keyFile) \(problem)")
         }
-        if lib.SSL_CTX_use_PrivateKey_file(ctx, keyFile, SSLConst.filetypePEM) != 1 || lib.SSL_CTX_check_private_key(ctx) != 1 {
+        if !lib.usePrivateKeyFile(ctx, keyFile, .pem) || lib.SSL_CTX_check_private_key(ctx) != 1 {
             crypto.ERR_clear_error()
             lib.SSL_CTX_free(ctx)
             throw TLSError.configuration("key file \(keyFile) does not match the certificate in \(certificateFile)")
         }
         // The event loop retries a write with a buffer that may have moved and grown.
-        _ = lib.SSL_CTX_ctrl(ctx, SSLConst.ctrlMode,
-                             SSLConst.modeEnablePartialWrite | SSLConst.modeAcceptMovingWriteBuffer, nil)
+        lib.setMode(ctx, [.enablePartialWrite, .acceptMovingWriteBuffer])
         self.lib = lib
         self.context = ctx
     }
@@ -119,23 +118,25 @@ public final class TLSServerSession {
 
     private func step(_ rc: Int32) -> IOResult {
         guard let ssl else { return .closed }
-        let code = lib.SSL_get_error(ssl, rc)
+        let code = lib.errorCode(ssl, rc)
         switch code {
-        case SSLConst.errorWantRead:
+        case .wantRead:
             return .wouldBlock
-        case SSLConst.errorWantWrite:
+        case .wantWrite:
             wantsWritable = true
             return .wouldBlock
-        case SSLConst.errorZeroReturn:
+        case .zeroReturn:
             return .closed
-        case SSLConst.errorSyscall:
+        case .syscall:
             let e = errno
             let reasons = lib.crypto.drainErrors()
             if let r = reasons.last { failure = r; return .failed(EPROTO) }
             // End of stream without close_notify, or a reset: the peer is gone.
             return (rc == 0 || e == ECONNRESET || e == EPIPE || e == 0) ? .closed : .failed(e)
-        default:
-            failure = lib.crypto.reason(or: "TLS error \(code)")
+        case .none, .ssl, .wantX509Lookup, .wantConnect, .wantAccept, .wantAsync, .wantAsyncJob,
+             .wantClientHelloCallback, .wantRetryVerify:
+            // None of these callbacks or asynchronous modes is in use: only a failure gets here.
+            failure = lib.crypto.reason(or: "TLS error \(code.rawValue)")
             return .failed(EPROTO)
         }
     }
