@@ -284,8 +284,8 @@ final class LibSSL: @unchecked Sendable {
         SSL_CTX_get_cert_store = try lib.symbol("SSL_CTX_get_cert_store")
     }
 
-    /// A new context for `method` with TLS 1.2 as the oldest version and renegotiation off.
-    func newContext(server: Bool) throws -> OpaquePointer {
+    /// A new context (SSLContext owns it) with TLS 1.2 as the oldest version and renegotiation off.
+    fileprivate func newContext(server: Bool) throws -> OpaquePointer {
         crypto.ERR_clear_error()
         guard let ctx = SSL_CTX_new(server ? TLS_server_method() : TLS_client_method()) else {
             throw TLSError.unavailable("cannot create a TLS context: \(crypto.reason(or: "out of memory"))")
@@ -341,6 +341,22 @@ final class LibSSL: @unchecked Sendable {
     private func connectionCtrl(_ ssl: OpaquePointer, _ command: SSLCtrl, _ larg: Int, _ parg: UnsafeMutableRawPointer?) -> Int {
         SSL_ctrl(ssl, command.rawValue, larg, parg)
     }
+}
+
+/// An SSL_CTX: the settings a client's or server's connections are made from, freed when its
+/// owner lets it go. A connection made from it holds a reference of its own (OpenSSL counts
+/// them), so it may outlive the context.
+final class SSLContext: @unchecked Sendable {
+    let lib: LibSSL
+    let pointer: OpaquePointer
+
+    /// A client's or server's context, TLS 1.2 the oldest version it accepts, renegotiation off.
+    init(_ lib: LibSSL, server: Bool) throws {
+        self.lib = lib
+        pointer = try lib.newContext(server: server)
+    }
+
+    deinit { lib.SSL_CTX_free(pointer) }
 }
 
 /// Loads OpenSSL on first use. `crypto` alone is enough for signing; `ssl` loads both.

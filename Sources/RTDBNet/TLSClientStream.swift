@@ -17,8 +17,8 @@ import Darwin
 /// stream's own NetError. The stream owns `tcp` from the call on: it is closed on failure
 /// and by `close()`. After a timeout or failure the stream is no longer usable; close it.
 public final class TLSClientStream: ByteStream {
-    private let lib: LibSSL
-    private let context: OpaquePointer
+    private let context: SSLContext
+    private var lib: LibSSL { context.lib }
     private let ssl: OpaquePointer
     private let io: StreamBIOContext
     private var isClosed = false
@@ -28,12 +28,11 @@ public final class TLSClientStream: ByteStream {
     /// The negotiated protocol, e.g. "TLSv1.3".
     public let protocolVersion: String
 
-    private init(lib: LibSSL, context: OpaquePointer, ssl: OpaquePointer, io: StreamBIOContext) {
-        self.lib = lib
+    private init(context: SSLContext, ssl: OpaquePointer, io: StreamBIOContext) {
         self.context = context
         self.ssl = ssl
         self.io = io
-        protocolVersion = lib.SSL_get_version(ssl).map { String(cString: $0) } ?? "TLS"
+        protocolVersion = context.lib.SSL_get_version(ssl).map { String(cString: $0) } ?? "TLS"
     }
 
     deinit { close() }
@@ -59,18 +58,16 @@ public final class TLSClientStream: ByteStream {
             throw error
         }
         let crypto = lib.crypto
-        var context: OpaquePointer? = nil
         var ssl: OpaquePointer? = nil
         var handedOver = false
         defer {
             if !handedOver {
                 if let ssl { lib.SSL_free(ssl) }
-                if let context { lib.SSL_CTX_free(context) }
                 tcp.close()
             }
         }
-        let ctx = try lib.newContext(server: false)
-        context = ctx
+        let context = try SSLContext(lib, server: false)
+        let ctx = context.pointer
         // HTTP frames its own bodies, so a server that closes without close_notify is an end
         // of stream, not an error (as most clients treat it).
         lib.setOptions(ctx, .ignoreUnexpectedEOF)
@@ -138,7 +135,7 @@ public final class TLSClientStream: ByteStream {
             throw TLSError.protocolFailure("TLS handshake with \(name) failed: \(reasons.last ?? "error \(lib.errorCode(s, rc).rawValue)")")
         }
         handedOver = true
-        return TLSClientStream(lib: lib, context: ctx, ssl: s, io: io)
+        return TLSClientStream(context: context, ssl: s, io: io)
     }
 
     public func read(into buffer: UnsafeMutableRawBufferPointer, timeoutMillis: Int) throws -> Int {
@@ -187,7 +184,6 @@ public final class TLSClientStream: ByteStream {
         if !broken && io.failure == nil { _ = lib.SSL_shutdown(ssl) }
         lib.crypto.ERR_clear_error()
         lib.SSL_free(ssl)
-        lib.SSL_CTX_free(context)
         io.stream.close()
     }
 

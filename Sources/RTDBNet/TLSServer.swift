@@ -8,8 +8,8 @@ import Darwin
 /// non-blocking event loop. One context serves every connection; once made it is only read
 /// (OpenSSL allows sharing a configured context between threads).
 public final class TLSServerContext: @unchecked Sendable {
-    let lib: LibSSL
-    let context: OpaquePointer
+    let context: SSLContext
+    var lib: LibSSL { context.lib }
 
     /// Loads `certificateFile` (PEM: the server's certificate, then any intermediates) and
     /// `keyFile` (PEM, unencrypted), and checks that they belong together. Throws
@@ -18,33 +18,27 @@ public final class TLSServerContext: @unchecked Sendable {
         let lib = try OpenSSL.ssl.get()
         try checkReadable(certificateFile, what: "certificate file")
         try checkReadable(keyFile, what: "key file")
-        let ctx = try lib.newContext(server: true)
+        let context = try SSLContext(lib, server: true)
+        let ctx = context.pointer
         let crypto = lib.crypto
         crypto.ERR_clear_error()
         if lib.SSL_CTX_use_certificate_chain_file(ctx, certificateFile) != 1 {
-            let why = crypto.reason(or: "unreadable")
-            lib.SSL_CTX_free(ctx)
-            throw TLSError.configuration("certificate file \(certificateFile) holds no usable PEM certificate: \(why)")
+            throw TLSError.configuration("certificate file \(certificateFile) holds no usable PEM certificate: \(crypto.reason(or: "unreadable"))")
         }
         // Refuse encrypted keys at once rather than prompt for a password on the terminal.
         // (SSL_CTX_use_PrivateKey_file asks through the context's callback, which defaults
         // to a prompt; the key is read here first through one that supplies no password.)
         if let problem = TLSServerContext.keyProblem(crypto, keyFile) {
-            lib.SSL_CTX_free(ctx)
             throw TLSError.configuration("key file \(keyFile) \(problem)")
         }
         if !lib.usePrivateKeyFile(ctx, keyFile, .pem) || lib.SSL_CTX_check_private_key(ctx) != 1 {
             crypto.ERR_clear_error()
-            lib.SSL_CTX_free(ctx)
             throw TLSError.configuration("key file \(keyFile) does not match the certificate in \(certificateFile)")
         }
         // The event loop retries a write with a buffer that may have moved and grown.
         lib.setMode(ctx, [.enablePartialWrite, .acceptMovingWriteBuffer])
-        self.lib = lib
-        self.context = ctx
+        self.context = context
     }
-
-    deinit { lib.SSL_CTX_free(context) }
 
     /// Reads the key file through a password callback that supplies none; nil when it parses.
     private static func keyProblem(_ crypto: LibCrypto, _ path: String) -> String? {
@@ -75,7 +69,7 @@ public final class TLSServerContext: @unchecked Sendable {
     /// A TLS session for an accepted, non-blocking socket. The session does not own `fd`.
     public func session(fd: Int32) -> TLSServerSession? {
         lib.crypto.ERR_clear_error()
-        guard let ssl = lib.SSL_new(context) else { return nil }
+        guard let ssl = lib.SSL_new(context.pointer) else { return nil }
         if lib.SSL_set_fd(ssl, fd) != 1 {
             lib.SSL_free(ssl)
             lib.crypto.ERR_clear_error()
