@@ -224,21 +224,28 @@ extension EmbeddedDatabase {
 
     /// Deletes the rows of the encoded path and below it, in `data` and in `priorities`.
     func deleteSubtree(_ c: Connection, _ enc: [UInt8]) throws {
-        for table in ["data", "priorities"] {
-            if enc.isEmpty {
-                try c.exec("DELETE FROM \(table)")
-                continue
-            }
-            let (lo, hi) = StorageKey.descendants(enc)
-            let del = try c.statement("DELETE FROM \(table) WHERE path = ?1")
+        if enc.isEmpty {
+            try c.exec("DELETE FROM data; DELETE FROM priorities")
+            return
+        }
+        let (lo, hi) = StorageKey.descendants(enc)
+        for (exact, below) in EmbeddedDatabase.subtreeDeletes {
+            let del = try c.statement(exact)
             del.bind(1, blob: enc)
             try del.run()
-            let range = try c.statement("DELETE FROM \(table) WHERE path >= ?1 AND path < ?2")
+            let range = try c.statement(below)
             range.bind(1, blob: lo)
             range.bind(2, blob: hi)
             try range.run()
         }
     }
+
+    /// The statements that delete a node's rows and its descendants' rows, in the tables of
+    /// values and of priorities (written out once: a write runs them every time).
+    static let subtreeDeletes = [
+        ("DELETE FROM data WHERE path = ?1", "DELETE FROM data WHERE path >= ?1 AND path < ?2"),
+        ("DELETE FROM priorities WHERE path = ?1", "DELETE FROM priorities WHERE path >= ?1 AND path < ?2"),
+    ]
 
     /// Inserts every leaf of `node` and every priority in it, its path starting with `path`
     /// (restored on return).

@@ -14,12 +14,15 @@ enum RESTTarget: Equatable {
     case rules
 
     init(rawPath: String) throws {
-        guard rawPath.hasSuffix(".json") else {
+        // Byte-wise, as the path arrived (a key ends at any "/" byte, whatever follows it).
+        let bytes = rawPath.utf8
+        guard bytes.count >= 5, bytes.suffix(5).elementsEqual(".json".utf8) else {
             throw RESTError(404, "not found: REST paths end in .json (e.g. /users/ada.json, or /.json for the root)")
         }
-        let body = rawPath.dropLast(5)
+        let body = Substring(rawPath).utf8.dropLast(5)
         var keys: [String] = []
-        for raw in body.split(separator: "/", omittingEmptySubsequences: true) {
+        for rawBytes in body.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: true) {
+            let raw = Substring(rawBytes)
             let key: String
             do { key = try PercentCoding.decode(raw) } catch let e as PercentCoding.DecodingError {
                 throw RESTError(400, "Invalid path: \(e.message)")

@@ -130,13 +130,15 @@ public struct HTTPParseError: Error, Sendable, Equatable, CustomStringConvertibl
 /// Byte-level ASCII helpers that never consult Unicode tables (HTTP syntax is ASCII).
 enum ASCII {
     static func lowercased(_ s: String) -> String {
-        var bytes = Array(s.utf8)
-        var changed = false
-        for i in bytes.indices where bytes[i] >= 0x41 && bytes[i] <= 0x5A {
-            bytes[i] += 0x20
-            changed = true
-        }
-        return changed ? String(decoding: bytes, as: UTF8.self) : s
+        // Names looked up are nearly always lowercase already: no copy for them.
+        if !s.utf8.contains(where: { $0 >= 0x41 && $0 <= 0x5A }) { return s }
+        return String(decoding: s.utf8.map { $0 >= 0x41 && $0 <= 0x5A ? $0 + 0x20 : $0 }, as: UTF8.self)
+    }
+
+    /// The bytes as a string, ASCII letters lowercased (a header name as it arrives).
+    static func lowercased(_ bytes: ArraySlice<UInt8>) -> String {
+        if !bytes.contains(where: { $0 >= 0x41 && $0 <= 0x5A }) { return String(decoding: bytes, as: UTF8.self) }
+        return String(decoding: bytes.map { $0 >= 0x41 && $0 <= 0x5A ? $0 + 0x20 : $0 }, as: UTF8.self)
     }
 
     static func uppercased(_ s: String) -> String {

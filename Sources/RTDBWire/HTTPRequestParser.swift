@@ -275,7 +275,7 @@ public struct HTTPRequestParser {
         for b in value where (b < 0x20 && b != 0x09) || b == 0x7F {
             throw HTTPParseError(status: 400, message: "invalid character in header field \(show(name))")
         }
-        return (ASCII.lowercased(String(decoding: name, as: UTF8.self)), String(decoding: value, as: UTF8.self))
+        return (ASCII.lowercased(name), String(decoding: value, as: UTF8.self))
     }
 
     /// A short printable form of protocol bytes for error messages.

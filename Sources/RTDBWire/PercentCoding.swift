@@ -13,8 +13,9 @@ public enum PercentCoding {
 
     /// Decodes `%XX` escapes; fails on a malformed escape or on bytes that are not UTF-8.
     public static func decode(_ text: some StringProtocol) throws -> String {
+        // Most keys have no escapes: no copy of their bytes.
+        guard text.utf8.contains(UInt8(ascii: "%")) else { return String(text) }
         let u = Array(text.utf8)
-        guard u.contains(UInt8(ascii: "%")) else { return String(text) }
         var out: [UInt8] = []
         out.reserveCapacity(u.count)
         var i = 0
