@@ -10,7 +10,13 @@ extension EmbeddedDatabase {
     /// against the data it replaces this way.)
     public func atomically<T>(_ body: () throws -> T) throws -> T {
         if batching {
-            try openBatch()
+            if !batchOpen {
+                try retryingWhileBusy {
+                    let c = try writeConnection()
+                    try c.exec("BEGIN IMMEDIATE")
+                }
+                batchOpen = true
+            }
             return try body()
         }
         beginBatch()

@@ -5,16 +5,9 @@ import RTDBCore
 /// back alone while the others stay; one COMMIT (one fsync) then makes all of them durable.
 /// Nothing in a batch is acknowledged before `commitBatch()` returns: if the COMMIT fails, every
 /// write of the batch is lost together and the caller must report each as failed.
-///
-/// With `deferringSync`, the COMMIT does not wait for its fsync (the batch runs at
-/// `synchronous=NORMAL`, which in WAL mode writes the log without syncing it): the caller makes
-/// it durable with a `WALSync` of this file, off its own thread, and must not acknowledge any
-/// write of the batch before that returns. Every other transaction of the handle stays at
-/// `synchronous=FULL`.
 extension EmbeddedDatabase {
-    public func beginBatch(deferringSync: Bool = false) {
+    public func beginBatch() {
         batching = true
-        batchDefersSync = deferringSync
     }
 
     /// Commits the batch's writes (nothing to do when none was made).
@@ -25,8 +18,6 @@ extension EmbeddedDatabase {
         }
         guard batchOpen else { return }
         let c = try writeConnection()
-        // SQLite refuses to change the safety level inside a transaction: back to FULL after it.
-        defer { if batchDefersSync { try? c.run("PRAGMA synchronous=FULL") } }
         do {
             try c.exec("COMMIT")
         } catch {
@@ -35,22 +26,14 @@ extension EmbeddedDatabase {
         }
     }
 
-    /// Opens the batch's transaction (taking the write lock) unless it is open already.
-    func openBatch() throws {
-        if batchOpen { return }
-        try retryingWhileBusy {
-            let c = try writeConnection()
-            if batchDefersSync { try c.run("PRAGMA synchronous=NORMAL") }
-            do { try c.exec("BEGIN IMMEDIATE") } catch {
-                if batchDefersSync { try? c.run("PRAGMA synchronous=FULL") }
-                throw error
-            }
-        }
-        batchOpen = true
-    }
-
     func writingInBatch<T>(_ body: (Connection) throws -> T) throws -> T {
-        try openBatch()
+        if !batchOpen {
+            try retryingWhileBusy {
+                let c = try writeConnection()
+                try c.exec("BEGIN IMMEDIATE")
+            }
+            batchOpen = true
+        }
         let c = try writeConnection()
         try c.run("SAVEPOINT one_write")
         do {

@@ -44,8 +44,6 @@ public final class EmbeddedDatabase: Database {
     /// Inside `beginBatch()` … `commitBatch()`: writes share one transaction (see Batch.swift).
     var batching = false
     var batchOpen = false
-    /// The batch commits without its fsync (Batch.swift).
-    var batchDefersSync = false
     /// Inside `beginSharedReads()` … `endSharedReads()`, and whether their transaction is open
     /// on `conn` (SharedReads.swift).
     var sharingReads = false

@@ -5,8 +5,7 @@
 /// Output is written at once when the socket takes it; what it does not take waits here and
 /// goes out when the socket is writable again. Back-pressure is explicit: with an
 /// `outputLimit`, a peer that lets more than that many bytes pile up (a stream client that does
-/// not read) is closed rather than allowed to grow memory without bound. With a `gate`, output
-/// that shows a commit not yet durable waits for it (OutputGate.swift), in order with the rest.
+/// not read) is closed rather than allowed to grow memory without bound.
 public final class SocketConnection: EventHandler {
     public let io: ConnectionIO
     public var fd: Int32 { io.fd }
@@ -30,12 +29,6 @@ public final class SocketConnection: EventHandler {
     private var watchingWritable = false
     /// Between `hold()` and `release()`: output gathers and goes out in one write.
     private var holding = false
-    /// Output sent while `gate` held it back: from index `start` of `out` on (up to the next
-    /// entry's start), bytes showing commit `mark`. Ascending starts; released ones are dropped.
-    private var marked: [(start: Int, mark: UInt64)] = []
-    private var waitingForGate = false
-    /// Holds back output that shows commits not yet durable (nil: output is never held).
-    public var gate: OutputGate? = nil
 
     /// Called when there is input to read (or the peer hung up): the owner then calls
     /// `readAvailable`.
@@ -94,12 +87,7 @@ public final class SocketConnection: EventHandler {
     public func send(_ bytes: [UInt8], andClose: Bool = false) {
         if closed { return }
         if andClose { closing = true }
-        if let gate, gate.holds {
-            queueMarked(bytes, gate)
-            return
-        }
-        if holding || !marked.isEmpty {
-            // Gathered for `release()`, or behind output the gate holds: order is kept.
+        if holding {
             out.append(contentsOf: bytes)
             if let limit = outputLimit, pendingOutput > limit { close() }
             return
@@ -134,44 +122,6 @@ public final class SocketConnection: EventHandler {
     /// one turn (a burst of realtime requests) cost one system call instead of one each.
     public func hold() { holding = true }
 
-    /// Queues `bytes` marked with the gate's current commit, to go out once it is durable.
-    private func queueMarked(_ bytes: [UInt8], _ gate: OutputGate) {
-        if pendingOutput == 0 && outStart > 0 {
-            out.removeAll(keepingCapacity: true)
-            outStart = 0
-            marked.removeAll()
-        }
-        if marked.last?.mark != gate.current { marked.append((out.count, gate.current)) }
-        out.append(contentsOf: bytes)
-        if !waitingForGate {
-            waitingForGate = true
-            gate.hold(self)
-        }
-        if let limit = outputLimit, pendingOutput > limit { close() }
-    }
-
-    /// The end of what may be written now: `out`'s end, or the start of the first output whose
-    /// commit is not durable yet (the marks before it are dropped).
-    private func releasedEnd() -> Int {
-        guard let gate else { return out.count }
-        var released = 0
-        while released < marked.count && marked[released].mark <= gate.durable { released += 1 }
-        if released > 0 { marked.removeFirst(released) }
-        return marked.first?.start ?? out.count
-    }
-
-    /// The gate's commits advanced: what they released goes out; the rest waits again.
-    func gateAdvanced() {
-        waitingForGate = false
-        if closed { return }
-        _ = releasedEnd()
-        if !marked.isEmpty, let gate {
-            waitingForGate = true
-            gate.hold(self)
-        }
-        if !holding { flush() }
-    }
-
     /// Ends `hold()`: writes what gathered (the rest waits for the socket, as any output).
     public func release() {
         guard holding else { return }
@@ -183,9 +133,8 @@ public final class SocketConnection: EventHandler {
     /// Writes queued bytes while the socket takes them.
     public func flush() {
         if closed { return }
-        let end = releasedEnd()
-        while outStart < end {
-            let r = out.withUnsafeBytes { io.write(UnsafeRawBufferPointer(rebasing: $0[outStart..<end])) }
+        while pendingOutput > 0 {
+            let r = out.withUnsafeBytes { io.write(UnsafeRawBufferPointer(rebasing: $0[outStart...])) }
             switch r {
             case .done(let n):
                 outStart += n
@@ -198,12 +147,9 @@ public final class SocketConnection: EventHandler {
                 return
             }
         }
-        watchWritable(false)
-        // The rest waits for the gate, which calls `gateAdvanced` when it opens.
-        if outStart < out.count { return }
         out.removeAll(keepingCapacity: out.capacity <= 65_536)
         outStart = 0
-        marked.removeAll()   // (at most marks of empty output are left)
+        watchWritable(false)
         closeIfDone()
     }
 

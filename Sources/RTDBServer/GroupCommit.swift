@@ -1,5 +1,4 @@
 import RTDBCore
-import RTDBNet
 
 /// Where group commit's writes land: between `beginBatch` and `commitBatch` every database a
 /// write reaches joins one transaction per file (ServerNamespaces).
@@ -26,13 +25,6 @@ extension ServerNamespaces: CommitStorage {}
 /// a write before its ack). The onDisconnect writes of ended sessions run first in a batch and
 /// answer nobody.
 ///
-/// With a `syncer` (the server's), the COMMIT does not wait for its fsync: the batch's files are
-/// handed to the syncer's thread, the events go out at once but marked with the commit's mark
-/// (`gate`: held by each connection until the mark is durable), and the writers are answered
-/// in `synced`, when the syncer reports the mark. Meanwhile the loop reads, runs and commits the
-/// next group, so the disk's latency no longer stops the server. Without a syncer, the COMMIT
-/// syncs and everything is answered at once.
-///
 /// A write with a huge body runs away from the loop (DetachedWrites.swift): it is submitted
 /// with `submitDetached`; the batch before it commits first, then it starts, and no batch runs
 /// until `detachedFinished()`: one writer at a time, and never the loop waiting for the lock.
@@ -45,35 +37,15 @@ final class GroupCommit {
         case detached(() -> Void)
     }
 
-    /// A committed batch whose fsync is under way: its writers' answers, with the files each
-    /// touched.
-    private struct Unsynced {
-        var mark: UInt64
-        var answers: [(completion: Completion, files: [String])]
-        /// Files whose COMMIT failed (their writes are lost whatever the sync says).
-        var failed: [String: RTDBError]
-    }
-
     private let storage: CommitStorage
-    private let syncer: CommitSyncing?
-    let gate: OutputGate
     private var disconnects: [() -> Void] = []
     private var writes: [Entry] = []
     /// A detached write is running: batches wait for it.
     private(set) var detachedRunning = false
-    /// Batches committed and not yet durable, oldest first.
-    private var unsynced: [Unsynced] = []
-    /// The mark of the last batch committed without its fsync.
-    private var lastMark: UInt64 = 0
 
-    init(storage: CommitStorage, syncer: CommitSyncing? = nil, gate: OutputGate = OutputGate()) {
+    init(storage: CommitStorage) {
         self.storage = storage
-        self.syncer = syncer
-        self.gate = gate
     }
-
-    /// Committed batches wait for their fsync (their writers are not answered yet).
-    var isSyncing: Bool { !unsynced.isEmpty }
 
     var isEmpty: Bool { writes.isEmpty && disconnects.isEmpty }
 
@@ -128,32 +100,7 @@ final class GroupCommit {
         disconnectFiles.removeAll { failed[$0] != nil }
         var files = disconnectFiles
         for d in done { for f in d.files where failed[f] == nil && !files.contains(f) { files.append(f) } }
-        guard let syncer, !files.isEmpty else {
-            committed(files)
-            GroupCommit.answer(done, failed)
-            return
-        }
-        lastMark += 1
-        gate.current = lastMark
         committed(files)
-        unsynced.append(Unsynced(mark: lastMark, answers: done, failed: failed))
-        syncer.request(files: files, upTo: lastMark)
-    }
-
-    /// The syncer made every commit up to `mark` durable, except in the `failed` files: the
-    /// output they held goes out, and their writers are answered (a write to a file whose sync
-    /// failed learns why).
-    func synced(upTo mark: UInt64, failed: [String: RTDBError]) {
-        gate.advance(to: mark)
-        while let first = unsynced.first, first.mark <= mark {
-            unsynced.removeFirst()
-            gate.sending(as: first.mark) {
-                GroupCommit.answer(first.answers, first.failed.merging(failed) { commit, _ in commit })
-            }
-        }
-    }
-
-    private static func answer(_ done: [(completion: Completion, files: [String])], _ failed: [String: RTDBError]) {
         for d in done {
             let lost = d.files.first { failed[$0] != nil }.flatMap { failed[$0] }
             d.completion(lost)

@@ -100,11 +100,6 @@ public final class Server {
             self.stopSignal = SIGTERM
         }
         try loop.watch(core.detached.wakeRead) { [unowned self] _ in self.core.detached.drain() }
-        if let syncer = core.syncer {
-            try loop.watch(syncer.wakeRead) { [unowned self] _ in
-                for done in syncer.take() { self.core.commit.synced(upTo: done.mark, failed: done.failed) }
-            }
-        }
         if let watch {
             try loop.watch(watch.fd) { [unowned self] _ in
                 watch.drain()
@@ -171,7 +166,7 @@ public final class Server {
             core.stopping = true
             core.serveQueued()
             // A write running away from the loop is waited for: it may be acknowledged yet.
-            if core.detached.isRunning || core.commit.canRun || core.commit.isSyncing { return }
+            if core.detached.isRunning || core.commit.canRun { return }
             loop.stop()
             return
         }
@@ -276,7 +271,6 @@ public final class Server {
 
     private func shutdown() {
         loop.unwatch(listener.fd, token: listenerToken)
-        core.syncer?.stop()
         // Answers already owed (a committed write's included) go out before the sockets close.
         core.closeAll(within: 3_000) { loop.pause(millis: $0) }
     }

@@ -20,8 +20,6 @@ final class ServerCore {
     let streams: ServerStreams
     let namespaces: ServerNamespaces
     let commit: GroupCommit
-    /// Group commit's fsyncs, on their own thread (nil: none could be started).
-    let syncer: CommitSyncer?
     /// Writes with huge bodies, run away from the loop.
     let detached: DetachedWrites
     /// Set while the server stops: answers carry `Connection: close`.
@@ -50,24 +48,16 @@ final class ServerCore {
         self.http = HTTPHandler(rest: rest, url: url)
         self.streams = ServerStreams()
         self.realtime = RealtimeHandler(rest: rest, namespaces: namespaces, streams: streams, log: log)
-        // Without a thread for the fsyncs, each COMMIT syncs in place (and answers at once).
-        self.syncer = CommitSyncer.start()
-        self.commit = GroupCommit(storage: namespaces, syncer: syncer)
-        namespaces.defersSync = syncer != nil
+        self.commit = GroupCommit(storage: namespaces)
         self.detached = try DetachedWrites()
         streams.deliver = { [unowned self] subs, event in self.deliver(subs, event) }
         namespaces.keepOpen = { [unowned streams] f in streams.follows(f) }
-    }
-
-    deinit {
-        syncer?.stop()
     }
 
     // MARK: connections
 
     /// A new connection: it speaks HTTP until it becomes something else.
     func add(_ link: SocketConnection) {
-        link.gate = commit.gate
         let c = ServerConnection(link: link, core: self)
         connections[link.token] = c
         link.onReadable = { [unowned c] in c.readable() }

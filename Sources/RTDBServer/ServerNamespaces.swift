@@ -28,8 +28,6 @@ public final class ServerNamespaces: NamespaceProvider {
     /// Files that must stay open (the server's: streams and listens follow them).
     var keepOpen: (String) -> Bool = { _ in false }
     private var batching = false
-    /// Batches commit without waiting for their fsync (group commit's syncer does it).
-    var defersSync = false
     /// Inside `sharingReads`.
     private var sharingReads = false
     private var batched: [String: EmbeddedDatabase] = [:]
@@ -100,7 +98,7 @@ public final class ServerNamespaces: NamespaceProvider {
         lastUsed[f] = useCounter
         if batching {
             if batched[f] == nil {
-                db.beginBatch(deferringSync: defersSync)
+                db.beginBatch()
                 batched[f] = db
             }
             if !touched.contains(f) { touched.append(f) }
