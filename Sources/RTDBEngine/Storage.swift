@@ -228,23 +228,21 @@ extension EmbeddedDatabase {
             try c.exec("DELETE FROM data; DELETE FROM priorities")
             return
         }
-        let (lo, hi) = StorageKey.descendants(enc)
-        for (exact, below) in EmbeddedDatabase.subtreeDeletes {
-            let del = try c.statement(exact)
-            del.bind(1, blob: enc)
-            try del.run()
-            let range = try c.statement(below)
+        // One range per table: the node's own row and its descendants' are contiguous.
+        let (lo, hi) = StorageKey.subtree(enc)
+        for sql in EmbeddedDatabase.subtreeDeletes {
+            let range = try c.statement(sql)
             range.bind(1, blob: lo)
             range.bind(2, blob: hi)
             try range.run()
         }
     }
 
-    /// The statements that delete a node's rows and its descendants' rows, in the tables of
-    /// values and of priorities (written out once: a write runs them every time).
+    /// The statements that delete a subtree's rows in the tables of values and of priorities
+    /// (written out once: a write runs them every time).
     static let subtreeDeletes = [
-        ("DELETE FROM data WHERE path = ?1", "DELETE FROM data WHERE path >= ?1 AND path < ?2"),
-        ("DELETE FROM priorities WHERE path = ?1", "DELETE FROM priorities WHERE path >= ?1 AND path < ?2"),
+        "DELETE FROM data WHERE path >= ?1 AND path < ?2",
+        "DELETE FROM priorities WHERE path >= ?1 AND path < ?2",
     ]
 
     /// Inserts every leaf of `node` and every priority in it, its path starting with `path`

@@ -119,6 +119,12 @@ enum StorageKey {
         (enc + [intTag], enc + [tagLimit])
     }
 
+    /// The key range [lo, hi) holding the encoded path's own row and its descendants' (every
+    /// key in it continues the path with a segment, and segments start with a tag).
+    static func subtree(_ enc: [UInt8]) -> (lo: [UInt8], hi: [UInt8]) {
+        (enc, enc + [tagLimit])
+    }
+
     /// The schema-version-2 encoding (keys joined by `/`, as text) turned into this one.
     static func fromLegacy(_ text: UnsafeBufferPointer<UInt8>) -> [UInt8] {
         var out: [UInt8] = []

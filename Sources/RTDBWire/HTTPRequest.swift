@@ -130,15 +130,28 @@ public struct HTTPParseError: Error, Sendable, Equatable, CustomStringConvertibl
 /// Byte-level ASCII helpers that never consult Unicode tables (HTTP syntax is ASCII).
 enum ASCII {
     static func lowercased(_ s: String) -> String {
+        var s = s
         // Names looked up are nearly always lowercase already: no copy for them.
-        if !s.utf8.contains(where: { $0 >= 0x41 && $0 <= 0x5A }) { return s }
-        return String(decoding: s.utf8.map { $0 >= 0x41 && $0 <= 0x5A ? $0 + 0x20 : $0 }, as: UTF8.self)
+        return s.withUTF8 { bytes in
+            bytes.contains(where: isCapital) ? String(decoding: bytes.map(lower), as: UTF8.self) : nil
+        } ?? s
     }
+
+    /// Whether `s` is `lowercase` (all lowercase ASCII) but for ASCII case, without a copy.
+    static func equals(_ s: String, lowercase: StaticString) -> Bool {
+        var s = s
+        return s.withUTF8 { bytes in
+            bytes.count == lowercase.utf8CodeUnitCount
+                && zip(bytes, UnsafeBufferPointer(start: lowercase.utf8Start, count: lowercase.utf8CodeUnitCount)).allSatisfy { lower($0) == $1 }
+        }
+    }
+
+    @inline(__always) static func isCapital(_ b: UInt8) -> Bool { b >= 0x41 && b <= 0x5A }
+    @inline(__always) static func lower(_ b: UInt8) -> UInt8 { isCapital(b) ? b + 0x20 : b }
 
     /// The bytes as a string, ASCII letters lowercased (a header name as it arrives).
     static func lowercased(_ bytes: ArraySlice<UInt8>) -> String {
-        if !bytes.contains(where: { $0 >= 0x41 && $0 <= 0x5A }) { return String(decoding: bytes, as: UTF8.self) }
-        return String(decoding: bytes.map { $0 >= 0x41 && $0 <= 0x5A ? $0 + 0x20 : $0 }, as: UTF8.self)
+        bytes.contains(where: isCapital) ? String(decoding: bytes.map(lower), as: UTF8.self) : String(decoding: bytes, as: UTF8.self)
     }
 
     static func uppercased(_ s: String) -> String {

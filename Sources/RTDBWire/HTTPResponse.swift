@@ -71,9 +71,8 @@ public struct HTTPResponse: Sendable {
         var hasLength = false
         var hasConnection = false
         for h in headers {
-            let lower = ASCII.lowercased(h.name)
-            if lower == "content-length" { hasLength = true }
-            if lower == "connection" { hasConnection = true }
+            if ASCII.equals(h.name, lowercase: "content-length") { hasLength = true }
+            if ASCII.equals(h.name, lowercase: "connection") { hasConnection = true }
             append(h.name, &out)
             append(": ", &out)
             append(h.value, &out)
