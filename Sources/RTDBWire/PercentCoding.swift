@@ -15,7 +15,18 @@ public enum PercentCoding {
     public static func decode(_ text: some StringProtocol) throws -> String {
         // Most keys have no escapes: no copy of their bytes.
         guard text.utf8.contains(UInt8(ascii: "%")) else { return String(text) }
-        let u = Array(text.utf8)
+        return try decodeEscapes(Array(text.utf8))
+    }
+
+    /// As the generic `decode`, for the keys of a path as they are split (a substring's bytes
+    /// are searched in place, not one by one through the protocol).
+    public static func decode(_ text: Substring) throws -> String {
+        var text = text
+        let escaped = text.withUTF8 { $0.contains(UInt8(ascii: "%")) }
+        return escaped ? try decodeEscapes(Array(text.utf8)) : String(text)
+    }
+
+    private static func decodeEscapes(_ u: [UInt8]) throws -> String {
         var out: [UInt8] = []
         out.reserveCapacity(u.count)
         var i = 0
