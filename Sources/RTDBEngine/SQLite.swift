@@ -90,6 +90,17 @@ public final class Connection {
     public let file: String
     private let busy: BusyState
     private var statements: [String: Statement] = [:]
+    /// In front of `statements`: slots chosen by the address of the SQL text's bytes. The
+    /// statements a write runs every time are string literals, whose bytes never move, so a
+    /// hit costs one comparison of the text with itself instead of hashing it (a slot whose
+    /// text differs, e.g. memory reused by another string, is a miss).
+    private var recent = [RecentStatement](repeating: RecentStatement(), count: 64)
+
+    private struct RecentStatement {
+        var address: UInt = 0
+        var sql = ""
+        var statement: Statement? = nil
+    }
 
     /// `immutable`: read the file alone, read-only, without locks or WAL files (see `FileAccess`).
     init(file: String, create: Bool, timeoutSeconds: Double, immutable: Bool = false) throws {
@@ -112,6 +123,7 @@ public final class Connection {
     }
 
     deinit {
+        recent.removeAll()
         statements.removeAll()
         sqlite3_close_v2(handle)
     }
@@ -135,15 +147,25 @@ public final class Connection {
 
     /// A cached prepared statement, reset and with bindings cleared.
     public func statement(_ sql: String) throws -> Statement {
-        if let s = statements[sql] {
+        // (Texts of up to 15 bytes live inside the String value: their address is not theirs.)
+        let address = sql.utf8.count > 15 ? sql.utf8.withContiguousStorageIfAvailable { UInt(bitPattern: $0.baseAddress) } ?? 0 : 0
+        let slot = Int(truncatingIfNeeded: address >> 4) & (recent.count - 1)
+        if address != 0, recent[slot].address == address, recent[slot].sql == sql, let s = recent[slot].statement {
             s.reset()
             return s
         }
-        var stmt: OpaquePointer?
-        let rc = sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &stmt, nil)
-        guard rc == SQLITE_OK, let stmt else { throw error(rc, sql: sql) }
-        let s = Statement(stmt, connection: self)
-        statements[sql] = s
+        let s: Statement
+        if let cached = statements[sql] {
+            cached.reset()
+            s = cached
+        } else {
+            var stmt: OpaquePointer?
+            let rc = sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &stmt, nil)
+            guard rc == SQLITE_OK, let stmt else { throw error(rc, sql: sql) }
+            s = Statement(stmt, connection: self)
+            statements[sql] = s
+        }
+        if address != 0 { recent[slot] = RecentStatement(address: address, sql: sql, statement: s) }
         return s
     }
 
