@@ -243,6 +243,7 @@ public struct HTTPRequestParser {
     /// blank line. A CR that does not end a line is an error.
     static func lines(_ bytes: ArraySlice<UInt8>) throws -> [ArraySlice<UInt8>] {
         var out: [ArraySlice<UInt8>] = []
+        out.reserveCapacity(8)
         var lineStart = bytes.startIndex
         for i in bytes.indices where bytes[i] == 0x0A {
             var line = bytes[lineStart..<i]
@@ -298,11 +299,14 @@ public struct HTTPRequestParser {
         guard let requestLine = lines.first else {
             throw HTTPParseError(status: 400, message: "an empty request")
         }
-        let parts = requestLine.split(separator: 0x20, maxSplits: 3, omittingEmptySubsequences: false)
-        guard parts.count == 3 else {
+        // Exactly two spaces: method, target, version.
+        guard let space1 = requestLine.firstIndex(of: 0x20),
+              let space2 = requestLine[(space1 + 1)...].firstIndex(of: 0x20),
+              !requestLine[(space2 + 1)...].contains(0x20) else {
             throw HTTPParseError(status: 400, message: "a malformed request line")
         }
-        let methodBytes = parts[0], targetBytes = parts[1], versionBytes = parts[2]
+        let methodBytes = requestLine[..<space1], targetBytes = requestLine[(space1 + 1)..<space2]
+        let versionBytes = requestLine[(space2 + 1)...]
         if methodBytes.isEmpty || !methodBytes.allSatisfy(ASCII.isTokenChar) {
             throw HTTPParseError(status: 400, message: "invalid method \(show(methodBytes))")
         }
@@ -344,7 +348,8 @@ public struct HTTPRequestParser {
         request.keepAlive = HTTPRequest.keepAlive(headers: headers, minorVersion: minor)
 
         if minor >= 1 {
-            let hosts = headers.filter { $0.name == "host" }.count
+            var hosts = 0
+            for h in headers where h.name == "host" { hosts += 1 }
             if hosts == 0 { throw HTTPParseError(status: 400, message: "an HTTP/1.1 request without a Host header") }
             if hosts > 1 { throw HTTPParseError(status: 400, message: "more than one Host header") }
         }
@@ -358,7 +363,8 @@ public struct HTTPRequestParser {
             }
         }
 
-        let lengths = headers.filter { $0.name == "content-length" }.map(\.value)
+        var length: (first: String, count: Int)? = nil
+        for h in headers where h.name == "content-length" { length = (length?.first ?? h.value, (length?.count ?? 0) + 1) }
         var codings: [String] = []
         for h in headers where h.name == "transfer-encoding" {
             for c in h.value.split(separator: ",") {
@@ -371,7 +377,7 @@ public struct HTTPRequestParser {
             if minor == 0 {
                 throw HTTPParseError(status: 400, message: "Transfer-Encoding in an HTTP/1.0 request")
             }
-            if !lengths.isEmpty {
+            if length != nil {
                 throw HTTPParseError(status: 400, message: "both Content-Length and Transfer-Encoding are present")
             }
             guard codings.last == "chunked" else {
@@ -383,11 +389,11 @@ public struct HTTPRequestParser {
             }
             return (request, .chunked)
         }
-        if lengths.count > 1 {
+        if let length, length.count > 1 {
             throw HTTPParseError(status: 400, message: "more than one Content-Length header")
         }
-        if let text = lengths.first {
-            let digits = Array(text.utf8)
+        if let text = length?.first {
+            let digits = text.utf8
             if digits.contains(UInt8(ascii: ",")) {
                 throw HTTPParseError(status: 400, message: "more than one Content-Length value")
             }
@@ -408,15 +414,15 @@ public struct HTTPRequestParser {
 
     /// `HTTP/1.0` → 0, `HTTP/1.1` (or a later 1.x) → 1; another major version is 505.
     static func version(_ v: ArraySlice<UInt8>) throws -> Int {
-        let a = Array(v)
-        guard a.count == 8, a[0] == 0x48, a[1] == 0x54, a[2] == 0x54, a[3] == 0x50, a[4] == 0x2F,
-              a[5] >= 0x30 && a[5] <= 0x39, a[6] == 0x2E, a[7] >= 0x30 && a[7] <= 0x39 else {
+        let a = v.startIndex
+        guard v.count == 8, v[a] == 0x48, v[a + 1] == 0x54, v[a + 2] == 0x54, v[a + 3] == 0x50, v[a + 4] == 0x2F,
+              v[a + 5] >= 0x30 && v[a + 5] <= 0x39, v[a + 6] == 0x2E, v[a + 7] >= 0x30 && v[a + 7] <= 0x39 else {
             throw HTTPParseError(status: 400, message: "invalid HTTP version \(show(v))")
         }
-        if a[5] != 0x31 {
+        if v[a + 5] != 0x31 {
             throw HTTPParseError(status: 505, message: "HTTP version \(show(v)) is not supported")
         }
-        return a[7] == 0x30 ? 0 : 1
+        return v[a + 7] == 0x30 ? 0 : 1
     }
 }
 
