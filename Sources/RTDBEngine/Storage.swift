@@ -434,12 +434,12 @@ extension EmbeddedDatabase {
 /// saves most of the per-statement work when a large value is written.
 final class LeafRows {
     static let batch = 64
-    /// The multi-row statement's text, made once: most writes (a few leaves) never use it, and
-    /// building and hashing it for each one cost more than their own rows.
-    private static let manySQL = "INSERT INTO data(path, v) VALUES "
-        + Array(repeating: "(?,?)", count: LeafRows.batch).joined(separator: ",")
-    private let one: Statement
-    private var many: Statement? = nil
+    /// The insert of `n` rows in one statement, for n = 1 … `batch`, each text made once: a
+    /// write's leaves go in with one statement (two leaves cost one run, not two), and the
+    /// texts keep their place in memory, which the connection's statement cache keys on.
+    private static let insertSQL: [String] = (1...LeafRows.batch).map { n in
+        "INSERT INTO data(path, v) VALUES " + Array(repeating: "(?,?)", count: n).joined(separator: ",")
+    }
     private var paths: [UInt8] = []
     private var ends: [Int] = []
     private var values: [Node] = []
@@ -448,17 +448,13 @@ final class LeafRows {
 
     init(_ c: Connection) throws {
         connection = c
-        one = try c.statement("INSERT INTO data(path, v) VALUES(?1, ?2)")
     }
 
     func add(_ path: [UInt8], _ value: Node) throws {
         paths.append(contentsOf: path)
         ends.append(paths.count)
         values.append(value)
-        if values.count == LeafRows.batch {
-            if many == nil { many = try connection.statement(LeafRows.manySQL) }
-            if let many { try run(many) }
-        }
+        if values.count == LeafRows.batch { try run() }
     }
 
     /// Stores the priority of the node at `path` (written at once: priorities are rare).
@@ -471,14 +467,13 @@ final class LeafRows {
 
     /// Writes the rows still buffered (call once at the end).
     func flush() throws {
-        while !values.isEmpty {
-            try run(one, count: 1)
-        }
+        if !values.isEmpty { try run() }
     }
 
-    /// Binds the first `count` buffered rows (all of them by default) to `s` and runs it.
-    private func run(_ s: Statement, count: Int? = nil) throws {
-        let n = count ?? values.count
+    /// Inserts the buffered rows with one statement.
+    private func run() throws {
+        let n = values.count
+        let s = try connection.statement(LeafRows.insertSQL[n - 1])
         try paths.withUnsafeBufferPointer { all in
             var start = 0
             for i in 0..<n {
@@ -490,10 +485,8 @@ final class LeafRows {
             defer { sqlite3_reset(s.handle) }
             _ = try s.step()
         }
-        let used = ends[n - 1]
-        paths.removeSubrange(..<used)
-        ends.removeSubrange(..<n)
-        for i in ends.indices { ends[i] -= used }
-        values.removeSubrange(..<n)
+        paths.removeAll(keepingCapacity: true)
+        ends.removeAll(keepingCapacity: true)
+        values.removeAll(keepingCapacity: true)
     }
 }
