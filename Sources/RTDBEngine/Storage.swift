@@ -159,8 +159,9 @@ extension EmbeddedDatabase {
         let indexes = try storedIndexes(c)
         let work = indexes.isEmpty ? nil : try prepareIndexes(c, indexes, path)
         var enc = EmbeddedDatabase.encode(path)
-        try removeAncestorLeaves(c, of: path)
-        try deleteSubtree(c, enc)
+        // A node that held a value has no leaf above it (a leaf has no rows below it): only a
+        // write to an empty node can find a leaf above to replace.
+        if try !deleteSubtree(c, enc) { try removeAncestorLeaves(c, of: path) }
         let rows = try LeafRows(c)
         try insert(rows, value, &enc)
         try rows.flush()
@@ -222,28 +223,29 @@ extension EmbeddedDatabase {
         }
     }
 
-    /// Deletes the rows of the encoded path and below it, in `data` and in `priorities`.
-    func deleteSubtree(_ c: Connection, _ enc: [UInt8]) throws {
+    /// Deletes the rows of the encoded path and below it, in `data` and in `priorities`;
+    /// whether the node held a value (rows of `data` were deleted).
+    @discardableResult
+    func deleteSubtree(_ c: Connection, _ enc: [UInt8]) throws -> Bool {
         if enc.isEmpty {
-            try c.exec("DELETE FROM data; DELETE FROM priorities")
-            return
+            try c.exec("DELETE FROM data")
+            let held = c.changes > 0
+            try c.exec("DELETE FROM priorities")
+            return held
         }
         // One range per table: the node's own row and its descendants' are contiguous.
         let (lo, hi) = StorageKey.subtree(enc)
-        for sql in EmbeddedDatabase.subtreeDeletes {
-            let range = try c.statement(sql)
-            range.bind(1, blob: lo)
-            range.bind(2, blob: hi)
-            try range.run()
-        }
+        let data = try c.statement("DELETE FROM data WHERE path >= ?1 AND path < ?2")
+        data.bind(1, blob: lo)
+        data.bind(2, blob: hi)
+        try data.run()
+        let held = c.changes > 0
+        let priorities = try c.statement("DELETE FROM priorities WHERE path >= ?1 AND path < ?2")
+        priorities.bind(1, blob: lo)
+        priorities.bind(2, blob: hi)
+        try priorities.run()
+        return held
     }
-
-    /// The statements that delete a subtree's rows in the tables of values and of priorities
-    /// (written out once: a write runs them every time).
-    static let subtreeDeletes = [
-        "DELETE FROM data WHERE path >= ?1 AND path < ?2",
-        "DELETE FROM priorities WHERE path >= ?1 AND path < ?2",
-    ]
 
     /// Inserts every leaf of `node` and every priority in it, its path starting with `path`
     /// (restored on return).

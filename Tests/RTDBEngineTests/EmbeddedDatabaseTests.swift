@@ -40,6 +40,21 @@ import RTDBCore
         #expect(text(try t.db.get(.root)) == #"{"x":3}"#)
     }
 
+    @Test func overwritingANodeLeavesItsSiblingsAndItsAncestorsAlone() throws {
+        let t = TempDatabase()
+        _ = try t.db.set(.root, json(#"{"items":{"k1":{"n":1},"k10":2,"1":3,"10":{"m":4},"k1x":5}}"#))
+        // A node that held a value is replaced in place: one range of rows, nothing above.
+        _ = try t.db.set(path("/items/k1"), json(#"{"n":2,"t":"x"}"#))
+        _ = try t.db.set(path("/items/1"), json(#"{"p":6}"#))
+        _ = try t.db.set(path("/items/10"), .int(7))
+        #expect(text(try t.db.get(.root)) == #"{"items":{"1":{"p":6},"10":7,"k1":{"n":2,"t":"x"},"k10":2,"k1x":5}}"#)
+        // An empty node below a leaf still replaces the leaf.
+        _ = try t.db.set(path("/items/k10/deep/er"), .bool(true))
+        #expect(text(try t.db.get(path("/items/k10"))) == #"{"deep":{"er":true}}"#)
+        _ = try t.db.set(path("/items/k10/deep"), .null)
+        #expect(text(try t.db.get(path("/items"))) == #"{"1":{"p":6},"10":7,"k1":{"n":2,"t":"x"},"k1x":5}"#)
+    }
+
     @Test func siblingsWhoseNamesExtendEachOtherStayApart() throws {
         // "a-b" and "a!" sort between "a" and "a/…" in storage; subtrees must not mix.
         let t = TempDatabase()
