@@ -148,6 +148,17 @@ final class ImportSink: JSONStreamSink {
         try db.insert(rows, resolved, &enc)
     }
 
+    var takesFlatValues: Bool { true }
+
+    /// A flat value is valid and holds no server value (`FlatValue`): its leaves and priorities
+    /// go to rows as they are.
+    func value(flat: FlatValue, at keys: [String], fresh: Bool) throws {
+        let full = keys.isEmpty ? base : base.appending(Path(validatedKeys: keys))
+        if !fresh { try clear(full) }
+        var enc = EmbeddedDatabase.encode(full)
+        try db.insert(rows, flat, &enc)
+    }
+
     func beginObject(at keys: [String], fresh: Bool) throws {
         if !fresh { try clear(base.appending(Path(validatedKeys: keys))) }
     }
