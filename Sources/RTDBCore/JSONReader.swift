@@ -325,7 +325,14 @@ public struct JSONReader {
                 return
             }
             if c < 0x20 { throw fail("control character in string") }
-            if c != UInt8(ascii: "\\") { out.append(c); i += 1; continue }
+            if c != UInt8(ascii: "\\") {
+                // The bytes up to the next quote, backslash or control character, at once.
+                let run = i
+                i += 1
+                while i < end, b[i] != UInt8(ascii: "\""), b[i] != UInt8(ascii: "\\"), b[i] >= 0x20 { i += 1 }
+                out.append(contentsOf: UnsafeBufferPointer(rebasing: b[run..<i]))
+                continue
+            }
             i += 1
             guard i < end else { throw fail("unterminated string") }
             let e = b[i]

@@ -391,15 +391,14 @@ public final class JSONStreamReader {
                         }
                     }
                     plain = true
-                    let parent = base.keys + keys
                     try deliver {
                         if key == ".sv" {
-                            throw RTDBError(.invalidData, "server value at \(Limits.show(parent)) has other keys beside \".sv\"")
+                            throw RTDBError(.invalidData, "server value at \(Limits.show(base.keys + keys)) has other keys beside \".sv\"")
                         }
                         if let problem = Limits.keyProblem(key) {
-                            throw RTDBError(.invalidKey, "invalid key at \(Limits.show(parent)): \(problem)")
+                            throw RTDBError(.invalidKey, "invalid key at \(Limits.show(base.keys + keys)): \(problem)")
                         }
-                        if parent.count + 1 > Limits.maxDepth { throw Limits.tooDeep(parent + [key]) }
+                        if base.keys.count + keys.count + 1 > Limits.maxDepth { throw Limits.tooDeep(base.keys + keys + [key]) }
                     }
                     let isNew = lastKey.map { KeyOrder.compare($0, key) < 0 } ?? true
                     if isNew { lastKey = key }
@@ -448,8 +447,9 @@ public final class JSONStreamReader {
         if try !closesAtOnce(UInt8(ascii: "]")) {
             repeat {
                 try skipSpace()
-                let parent = base.keys + keys
-                try deliver { if parent.count + 1 > Limits.maxDepth { throw Limits.tooDeep(parent + [String(index)]) } }
+                try deliver {
+                    if base.keys.count + keys.count + 1 > Limits.maxDepth { throw Limits.tooDeep(base.keys + keys + [String(index)]) }
+                }
                 keys.append(String(index))
                 try child(depth: depth, fresh: true)
                 keys.removeLast()

@@ -70,7 +70,9 @@ final class ImportSink: JSONStreamSink {
     private let now: Int64
     private let indexes: [EmbeddedDatabase.StoredIndex]
     /// Where the current entry (the whole value, for a set) is written.
-    private var base: Path
+    private var base: Path { didSet { baseKey = EmbeddedDatabase.encode(base) } }
+    /// `base` as a row key.
+    private var baseKey: [UInt8]
     private var work: EmbeddedDatabase.IndexWork? = nil
     /// The entries of an update, relative to the target, for the overlap check.
     private var entries: [Path] = []
@@ -85,6 +87,7 @@ final class ImportSink: JSONStreamSink {
         self.target = target
         self.kind = kind
         base = target
+        baseKey = EmbeddedDatabase.encode(target)
         rows = try LeafRows(c)
         now = db.clock()
         indexes = try db.storedIndexes(c)
@@ -153,9 +156,10 @@ final class ImportSink: JSONStreamSink {
     /// A flat value is valid and holds no server value (`FlatValue`): its leaves and priorities
     /// go to rows as they are.
     func value(flat: FlatValue, at keys: [String], fresh: Bool) throws {
-        let full = keys.isEmpty ? base : base.appending(Path(validatedKeys: keys))
-        if !fresh { try clear(full) }
-        var enc = EmbeddedDatabase.encode(full)
+        if !fresh { try clear(keys.isEmpty ? base : base.appending(Path(validatedKeys: keys))) }
+        // The row keys of the value's node: the entry's, then one segment per key.
+        var enc = baseKey
+        for key in keys { StorageKey.append(key, to: &enc) }
         try db.insert(rows, flat, &enc)
     }
 
