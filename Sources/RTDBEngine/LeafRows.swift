@@ -5,40 +5,97 @@ import RTDBCore
 /// saves most of the per-statement work when a large value is written. A row is held as bytes
 /// (its path, then a string value's text) and a small value, never as a `Node`: a streamed
 /// import hands its leaves over as bytes (`FlatValue`), and SQLite reads them in place.
+///
+/// With `background`, full buffers are written by a thread of their own (`RowWriter`) while
+/// the caller reads on: a streamed import parses its input and SQLite stores the rows on two
+/// cores. Priorities wait in the buffer too. The connection is then the writer's until
+/// `flush`, which waits for it, writes the rest and hands the connection back; the caller must
+/// not use the connection in between, and must `stop` the writer before giving up the write.
 final class LeafRows {
     static let batch = 64
+    /// The rows handed to the writer thread at once (whole statements of `batch` rows).
+    static let handoff = 16 * batch
     /// The multi-row statement's text, made once: most writes (a few leaves) never use it, and
     /// building and hashing it for each one cost more than their own rows.
     private static let manySQL = "INSERT INTO data(path, v) VALUES "
         + Array(repeating: "(?,?)", count: LeafRows.batch).joined(separator: ",")
+    private static let prioritySQL = "INSERT OR REPLACE INTO priorities(path, p) VALUES(?1, ?2)"
 
-    private enum Value {
+    enum Value {
         case int(Int64)
         case double(Double)
         case bool(Bool)
         /// The text is the row's bytes after its path.
         case text
+        case null
     }
 
-    private struct Row {
-        /// Where the row's path ends in `bytes` (it starts where the row before ends).
+    struct Row {
+        /// Where the row's path starts and ends in `bytes`.
+        var start: Int
         var pathEnd: Int
         /// Where the row (path and text) ends in `bytes`.
         var end: Int
         var value: Value
     }
 
-    private let one: Statement
-    private var many: Statement? = nil
-    private var bytes: [UInt8] = []
-    private var rows: [Row] = []
+    /// Rows waiting to be written: leaves (`rows`) and, in the background, priorities, their
+    /// bytes one after the other in `bytes`.
+    struct Buffer {
+        var bytes: [UInt8] = []
+        var rows: [Row] = []
+        /// Priorities, in the order given (a later one for the same node wins).
+        var priorities: [Row] = []
 
+        mutating func clear() {
+            bytes.removeAll(keepingCapacity: true)
+            rows.removeAll(keepingCapacity: true)
+            priorities.removeAll(keepingCapacity: true)
+        }
+    }
+
+    /// The statements rows are written with: used by one thread at a time (the caller's, or
+    /// the writer's between `hand` and `wait`).
+    final class Statements: @unchecked Sendable {
+        let one: Statement
+        private var manyStatement: Statement?
+        private var priorityStatement: Statement?
+        private let connection: Connection
+
+        /// `all`: every statement is prepared now, so that the writer thread never touches the
+        /// connection's cache of statements.
+        init(_ c: Connection, all: Bool) throws {
+            connection = c
+            one = try c.statement("INSERT INTO data(path, v) VALUES(?1, ?2)")
+            manyStatement = all ? try c.statement(LeafRows.manySQL) : nil
+            priorityStatement = all ? try c.statement(LeafRows.prioritySQL) : nil
+        }
+
+        func many() throws -> Statement {
+            if let manyStatement { return manyStatement }
+            let s = try connection.statement(LeafRows.manySQL)
+            manyStatement = s
+            return s
+        }
+
+        func priority() throws -> Statement {
+            if let priorityStatement { return priorityStatement }
+            return try connection.statement(LeafRows.prioritySQL)
+        }
+    }
+
+    private var buffer = Buffer()
+    private let statements: Statements
+    private let writer: RowWriter?
     private let connection: Connection
 
-    init(_ c: Connection) throws {
+    init(_ c: Connection, background: Bool = false) throws {
         connection = c
-        one = try c.statement("INSERT INTO data(path, v) VALUES(?1, ?2)")
+        statements = try Statements(c, all: background)
+        writer = background ? RowWriter(statements) : nil
     }
+
+    deinit { writer?.stop() }
 
     func add(_ path: [UInt8], _ value: Node) throws {
         switch value {
@@ -62,78 +119,118 @@ final class LeafRows {
     }
 
     private func add(_ path: [UInt8], _ value: Value, text: UnsafeBufferPointer<UInt8>?) throws {
-        bytes.append(contentsOf: path)
-        let pathEnd = bytes.count
-        if let text { bytes.append(contentsOf: text) }
-        rows.append(Row(pathEnd: pathEnd, end: bytes.count, value: value))
-        if rows.count == LeafRows.batch {
-            if many == nil { many = try connection.statement(LeafRows.manySQL) }
-            if let many { try run(many) }
+        buffer.rows.append(LeafRows.append(path, text, value, to: &buffer.bytes))
+        if let writer {
+            if buffer.rows.count == LeafRows.handoff { buffer = try writer.hand(buffer) }
+        } else if buffer.rows.count == LeafRows.batch {
+            try LeafRows.writeAll(&buffer, statements)
         }
     }
 
-    /// Stores the priority of the node at `path` (written at once: priorities are rare).
+    private static func append(_ path: [UInt8], _ text: UnsafeBufferPointer<UInt8>?, _ value: Value,
+                               to bytes: inout [UInt8]) -> Row {
+        let start = bytes.count
+        bytes.append(contentsOf: path)
+        let pathEnd = bytes.count
+        if let text { bytes.append(contentsOf: text) }
+        return Row(start: start, pathEnd: pathEnd, end: bytes.count, value: value)
+    }
+
+    /// Stores the priority of the node at `path` (at once, unless rows are written in the
+    /// background: priorities are rare, and there they wait with the rows).
     func addPriority(_ path: [UInt8], _ priority: Node) throws {
-        let s = try priorityStatement(path)
-        EmbeddedDatabase.bind(s, 2, priority)
-        try s.run()
+        switch priority {
+        case .int(let v): try addPriority(path, .int(v), text: nil)
+        case .double(let v): try addPriority(path, .double(v), text: nil)
+        case .bool(let v): try addPriority(path, .bool(v), text: nil)
+        case .string(var s): try s.withUTF8 { try addPriority(path, .text, text: $0) }
+        case .prioritized(let base, _): try addPriority(path, base)
+        case .null, .object: try addPriority(path, .null, text: nil)
+        }
     }
 
     /// `addPriority` for the priority `scalar` of a flat value whose strings are `flatBytes`.
     func addPriority(_ path: [UInt8], _ scalar: FlatValue.Scalar, _ flatBytes: UnsafeBufferPointer<UInt8>) throws {
-        let s = try priorityStatement(path)
         switch scalar {
-        case .int(let v): sqlite3_bind_int64(s.handle, 2, v)
-        case .double(let v): sqlite3_bind_double(s.handle, 2, v)
-        case .bool(let v): EmbeddedDatabase.bind(s, 2, .bool(v))
-        case .string(let r): s.bind(2, bytes: UnsafeBufferPointer(rebasing: flatBytes[Int(r.lowerBound)..<Int(r.upperBound)]))
+        case .int(let v): try addPriority(path, .int(v), text: nil)
+        case .double(let v): try addPriority(path, .double(v), text: nil)
+        case .bool(let v): try addPriority(path, .bool(v), text: nil)
+        case .string(let r): try addPriority(path, .text, text: UnsafeBufferPointer(rebasing: flatBytes[Int(r.lowerBound)..<Int(r.upperBound)]))
         }
-        try s.run()
     }
 
-    private func priorityStatement(_ path: [UInt8]) throws -> Statement {
-        let s = try connection.statement("INSERT OR REPLACE INTO priorities(path, p) VALUES(?1, ?2)")
-        s.bind(1, blob: path)
-        return s
+    private func addPriority(_ path: [UInt8], _ value: Value, text: UnsafeBufferPointer<UInt8>?) throws {
+        if writer != nil {
+            buffer.priorities.append(LeafRows.append(path, text, value, to: &buffer.bytes))
+            return
+        }
+        var one = Buffer()
+        one.priorities.append(LeafRows.append(path, text, value, to: &one.bytes))
+        try LeafRows.writePriorities(one, statements.priority())
     }
 
-    /// Writes the rows still buffered (call once at the end).
+    /// Writes the rows still buffered (call once at the end, and before anything else uses
+    /// the connection). With a writer thread, waits for it first.
     func flush() throws {
-        while !rows.isEmpty {
-            try run(one, count: 1)
-        }
+        try writer?.wait()
+        try LeafRows.writeAll(&buffer, statements)
     }
 
-    /// Binds the first `count` buffered rows (all of them by default) to `s` and runs it.
-    /// SQLite reads the bytes in place: they stay put until the statement has run.
-    private func run(_ s: Statement, count: Int? = nil) throws {
-        let n = count ?? rows.count
-        try bytes.withUnsafeBufferPointer { all in
-            var start = 0
-            for i in 0..<n {
-                let row = rows[i]
-                let path = UnsafeBufferPointer(rebasing: all[start..<row.pathEnd])
-                let column = Int32(2 * i + 2)
-                sqlite3_bind_blob(s.handle, column - 1, UnsafeRawPointer(textPointer(path)), Int32(path.count), nil)
-                switch row.value {
-                case .int(let v): sqlite3_bind_int64(s.handle, column, v)
-                case .double(let v): sqlite3_bind_double(s.handle, column, v)
-                case .bool(let v): EmbeddedDatabase.bind(s, column, .bool(v))
-                case .text:
-                    let text = UnsafeBufferPointer(rebasing: all[row.pathEnd..<row.end])
-                    sqlite3_bind_text(s.handle, column, textPointer(text), Int32(text.count), nil)
-                }
-                start = row.end
+    /// Ends the writer thread, if there is one (waiting for what it is writing); what is still
+    /// buffered is dropped. The connection is the caller's again.
+    func stop() { writer?.stop() }
+
+    /// Writes everything in `buffer`, rows then priorities, and empties it (what `flush` and
+    /// the writer thread do).
+    static func writeAll(_ buffer: inout Buffer, _ statements: Statements) throws {
+        var next = 0
+        while buffer.rows.count - next >= batch {
+            try write(buffer, from: next, count: batch, statements.many())
+            next += batch
+        }
+        while next < buffer.rows.count {
+            try write(buffer, from: next, count: 1, statements.one)
+            next += 1
+        }
+        if !buffer.priorities.isEmpty { try writePriorities(buffer, statements.priority()) }
+        buffer.clear()
+    }
+
+    /// Binds `count` buffered rows from `first` to `s` (which has `count` pairs of parameters)
+    /// and runs it. SQLite reads the bytes in place: they stay put until the statement has run.
+    private static func write(_ buffer: Buffer, from first: Int, count: Int, _ s: Statement) throws {
+        try buffer.bytes.withUnsafeBufferPointer { all in
+            for i in 0..<count {
+                bind(s, Int32(2 * i + 1), buffer.rows[first + i], all)
             }
             defer { sqlite3_reset(s.handle) }
             _ = try s.step()
         }
-        let used = rows[n - 1].end
-        bytes.removeSubrange(..<used)
-        rows.removeSubrange(..<n)
-        for i in rows.indices {
-            rows[i].pathEnd -= used
-            rows[i].end -= used
+    }
+
+    /// Writes the buffered priorities, one statement each.
+    private static func writePriorities(_ buffer: Buffer, _ s: Statement) throws {
+        try buffer.bytes.withUnsafeBufferPointer { all in
+            for row in buffer.priorities {
+                bind(s, 1, row, all)
+                defer { sqlite3_reset(s.handle) }
+                _ = try s.step()
+            }
+        }
+    }
+
+    /// Binds a row's path to parameter `column` and its value to the next.
+    private static func bind(_ s: Statement, _ column: Int32, _ row: Row, _ all: UnsafeBufferPointer<UInt8>) {
+        let path = UnsafeBufferPointer(rebasing: all[row.start..<row.pathEnd])
+        sqlite3_bind_blob(s.handle, column, UnsafeRawPointer(textPointer(path)), Int32(path.count), nil)
+        switch row.value {
+        case .int(let v): sqlite3_bind_int64(s.handle, column + 1, v)
+        case .double(let v): sqlite3_bind_double(s.handle, column + 1, v)
+        case .bool(let v): EmbeddedDatabase.bind(s, column + 1, .bool(v))
+        case .null: sqlite3_bind_null(s.handle, column + 1)
+        case .text:
+            let text = UnsafeBufferPointer(rebasing: all[row.pathEnd..<row.end])
+            sqlite3_bind_text(s.handle, column + 1, textPointer(text), Int32(text.count), nil)
         }
     }
 }

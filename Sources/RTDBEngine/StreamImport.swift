@@ -88,12 +88,16 @@ final class ImportSink: JSONStreamSink {
         self.kind = kind
         base = target
         baseKey = EmbeddedDatabase.encode(target)
-        rows = try LeafRows(c)
+        // Rows are written by a second thread while the input is read (`LeafRows`).
+        rows = try LeafRows(c, background: true)
         now = db.clock()
         indexes = try db.storedIndexes(c)
     }
 
+    /// Ends the row writer and the snapshot of the data before the import: the connection is
+    /// the caller's again (to commit or roll back).
     func close() {
+        rows.stop()
         if let before { try? before.exec("COMMIT") }
         before = nil
     }
