@@ -13,6 +13,13 @@ extension EmbeddedDatabase: StreamingWrites {
     /// Values whose text fits in `window` bytes are read whole.
     public func importJSON(_ path: Path, from source: ByteSource, as kind: ImportKind, window: Int,
                            progress: ProgressSink = Progress.none) throws -> [Path] {
+        try importJSON(path, from: source, as: kind, window: window, progress: progress, flatValues: true)
+    }
+
+    /// `importJSON`, with `flatValues` false reading every value as a `Node` (the path a value
+    /// that is not flat takes), so that tests can hold the two paths side by side.
+    func importJSON(_ path: Path, from source: ByteSource, as kind: ImportKind, window: Int,
+                    progress: ProgressSink, flatValues: Bool) throws -> [Path] {
         if path.isPriority && kind == .update {
             throw RTDBError(.invalidPath, "cannot update under \(path): a priority has no children")
         }
@@ -29,7 +36,7 @@ extension EmbeddedDatabase: StreamingWrites {
         defer { try? c.exec("PRAGMA cache_size=\(EmbeddedDatabase.cacheKiB); PRAGMA shrink_memory") }
         // Not retried as other writes are: the input cannot be read a second time.
         do {
-            let sink = try ImportSink(self, c, path, kind)
+            let sink = try ImportSink(self, c, path, kind, flatValues: flatValues)
             defer { sink.close() }
             progress.begin("import", total: source.size, unit: .bytes)
             defer { progress.end() }
@@ -81,8 +88,9 @@ final class ImportSink: JSONStreamSink {
     /// The data as it was before the import, for increments (opened when one is met).
     private var before: Connection? = nil
 
-    init(_ db: EmbeddedDatabase, _ c: Connection, _ target: Path, _ kind: ImportKind) throws {
+    init(_ db: EmbeddedDatabase, _ c: Connection, _ target: Path, _ kind: ImportKind, flatValues: Bool) throws {
         self.db = db
+        takesFlatValues = flatValues
         self.c = c
         self.target = target
         self.kind = kind
@@ -155,7 +163,7 @@ final class ImportSink: JSONStreamSink {
         try db.insert(rows, resolved, &enc)
     }
 
-    var takesFlatValues: Bool { true }
+    let takesFlatValues: Bool
 
     /// A flat value is valid and holds no server value (`FlatValue`): its leaves and priorities
     /// go to rows as they are.
