@@ -295,6 +295,10 @@ public final class JSONStreamReader {
     /// The value at the reading position for the node at `keys`: whole when it fits, walked
     /// when it is a large object or array.
     private func child(depth: Int, fresh: Bool, ownPriority: Bool = true) throws {
+        if try longerThanWholeLimit() {
+            try walk(depth: depth, fresh: fresh, ownPriority: ownPriority)
+            return
+        }
         // A value read for a `.priority` path is a priority, and a `.value`'s has its priority
         // dropped: both stay on the ordinary path.
         if flat && ownPriority && !base.isPriority {
@@ -316,6 +320,24 @@ public final class JSONStreamReader {
             return
         }
         try walk(depth: depth, fresh: fresh, ownPriority: ownPriority)
+    }
+
+    /// Whether the value at the reading position is an object or array whose text is longer
+    /// than `wholeLimit` for certain (`BracketScan`): it is walked at once, rather than read as
+    /// far as the window goes first, which costs a parse of most of a window (twice when the
+    /// value starts late in it). False when the scan cannot tell: the readers decide.
+    private func longerThanWholeLimit() throws -> Bool {
+        let c = try peek()
+        guard c == UInt8(ascii: "{") || c == UInt8(ascii: "[") else { return false }
+        var refilled = false
+        while true {
+            let count = min(end - i, wholeLimit)
+            if BracketScan.closes(within: UnsafeBufferPointer(start: buffer + i, count: count)) { return false }
+            if count == wholeLimit { return true }
+            if eof || refilled { return false }
+            try refill()
+            refilled = true
+        }
     }
 
     private enum FlatRead { case read, tooLarge, notFlat }
