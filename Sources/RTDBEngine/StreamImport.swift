@@ -10,7 +10,9 @@ extension EmbeddedDatabase: StreamingWrites {
     /// it was before the import (read through a second connection, which does not see the
     /// import's rows until it commits). The change feed records the write without its data,
     /// as it does any large write. Returns the paths written (for an update, each entry's).
-    /// Values whose text fits in `window` bytes are read whole.
+    /// Values whose text fits in `window` bytes are read whole; most go from their text to rows
+    /// without a tree of values (`FlatValue`), and the rows are written by a second thread while
+    /// the input is read (`LeafRows`), so that parsing and SQLite run on two cores.
     public func importJSON(_ path: Path, from source: ByteSource, as kind: ImportKind, window: Int,
                            progress: ProgressSink = Progress.none) throws -> [Path] {
         try importJSON(path, from: source, as: kind, window: window, progress: progress, flatValues: true)
@@ -87,6 +89,8 @@ final class ImportSink: JSONStreamSink {
     private var priorityWrites: [(path: Path, value: Node)] = []
     /// The data as it was before the import, for increments (opened when one is met).
     private var before: Connection? = nil
+    /// Values that need no normalizing come as `FlatValue`s (false only to compare the paths).
+    let takesFlatValues: Bool
 
     init(_ db: EmbeddedDatabase, _ c: Connection, _ target: Path, _ kind: ImportKind, flatValues: Bool) throws {
         self.db = db
@@ -96,10 +100,10 @@ final class ImportSink: JSONStreamSink {
         self.kind = kind
         base = target
         baseKey = EmbeddedDatabase.encode(target)
-        // Rows are written by a second thread while the input is read (`LeafRows`).
-        rows = try LeafRows(c, background: true)
         now = db.clock()
         indexes = try db.storedIndexes(c)
+        // Rows are written by a second thread while the input is read (`LeafRows`).
+        rows = try LeafRows(c, background: true)
     }
 
     /// Ends the row writer and the snapshot of the data before the import: the connection is
@@ -162,8 +166,6 @@ final class ImportSink: JSONStreamSink {
         var enc = EmbeddedDatabase.encode(full)
         try db.insert(rows, resolved, &enc)
     }
-
-    let takesFlatValues: Bool
 
     /// A flat value is valid and holds no server value (`FlatValue`): its leaves and priorities
     /// go to rows as they are.
