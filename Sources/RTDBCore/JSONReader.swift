@@ -255,38 +255,84 @@ public struct JSONReader {
     }
 
     mutating func string() throws -> String {
+        let start = i + 1
+        if let (run, ascii) = try stringRun() {
+            if !ascii && !UTF8Check.isValid(run) {
+                i = start
+                throw fail("string is not valid UTF-8")
+            }
+            return String(decoding: run, as: UTF8.self)
+        }
+        var out: [UInt8] = Array(UnsafeBufferPointer(rebasing: b[start..<i]))
+        try unescapeRest(into: &out)
+        guard out.withUnsafeBufferPointer({ UTF8Check.isValid($0) }) else { throw fail("string is not valid UTF-8") }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// `string()` without making a `String`: appends the string's decoded bytes to `out` and
+    /// returns where they are in it (the same checks, the same errors).
+    mutating func string(appendingTo out: inout [UInt8]) throws -> Range<Int> {
+        let from = out.count
+        let start = i + 1
+        if let (run, ascii) = try stringRun() {
+            if !ascii && !UTF8Check.isValid(run) {
+                i = start
+                throw fail("string is not valid UTF-8")
+            }
+            out.append(contentsOf: run)
+            return from..<out.count
+        }
+        out.append(contentsOf: UnsafeBufferPointer(rebasing: b[start..<i]))
+        try unescapeRest(into: &out)
+        guard out.withUnsafeBufferPointer({ UTF8Check.isValid(UnsafeBufferPointer(rebasing: $0[from...])) }) else {
+            throw fail("string is not valid UTF-8")
+        }
+        return from..<out.count
+    }
+
+    /// Steps into the string whose opening quote is at the reading position, over its bytes up
+    /// to the closing quote (then past it, returning the bytes between the quotes and whether
+    /// they are all ASCII) or up to its first backslash (returning nil, the reading position at
+    /// the backslash). Most strings hold no escape and are used where they lie in the input.
+    @inline(__always)
+    mutating func stringRun() throws -> (UnsafeBufferPointer<UInt8>, ascii: Bool)? {
         i += 1
         let start = i
         var ascii = true
         while i < end {
             let c = b[i]
             if c == UInt8(ascii: "\"") {
-                let slice = UnsafeBufferPointer(rebasing: b[start..<i])
+                let run = UnsafeBufferPointer(rebasing: b[start..<i])
                 i += 1
-                if ascii { return String(decoding: slice, as: UTF8.self) }
-                guard let s = String(validating: slice, as: UTF8.self) else {
-                    i = start
-                    throw fail("string is not valid UTF-8")
-                }
-                return s
+                return (run, ascii)
             }
-            if c == UInt8(ascii: "\\") { break }
+            if c == UInt8(ascii: "\\") { return nil }
             if c < 0x20 { throw fail("control character in string") }
             if c >= 0x80 { ascii = false }
             i += 1
         }
-        guard i < end else { throw fail("unterminated string") }
-        // Slow path: escapes present.
-        var out: [UInt8] = Array(UnsafeBufferPointer(rebasing: b[start..<i]))
+        throw fail("unterminated string")
+    }
+
+    /// After `stringRun` stopped at a backslash: decodes the rest of the string, escapes and the
+    /// bytes between them, onto `out`, and steps past the closing quote. `out` is checked as
+    /// UTF-8 by the caller.
+    mutating func unescapeRest(into out: inout [UInt8]) throws {
         while i < end {
             let c = b[i]
             if c == UInt8(ascii: "\"") {
                 i += 1
-                guard let s = String(validating: out, as: UTF8.self) else { throw fail("string is not valid UTF-8") }
-                return s
+                return
             }
             if c < 0x20 { throw fail("control character in string") }
-            if c != UInt8(ascii: "\\") { out.append(c); i += 1; continue }
+            if c != UInt8(ascii: "\\") {
+                // The bytes up to the next quote, backslash or control character, at once.
+                let run = i
+                i += 1
+                while i < end, b[i] != UInt8(ascii: "\""), b[i] != UInt8(ascii: "\\"), b[i] >= 0x20 { i += 1 }
+                out.append(contentsOf: UnsafeBufferPointer(rebasing: b[run..<i]))
+                continue
+            }
             i += 1
             guard i < end else { throw fail("unterminated string") }
             let e = b[i]

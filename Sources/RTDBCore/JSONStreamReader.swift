@@ -21,6 +21,19 @@ public protocol JSONStreamSink: AnyObject {
     func beginEntry(_ key: String) throws -> Path
     /// (`readEntries` only) The entry's value has been given.
     func endEntry() throws
+    /// True when the sink takes values as `FlatValue`s: then every value that is flat comes
+    /// through `value(flat:at:fresh:)`, and only the others as `Node`s.
+    var takesFlatValues: Bool { get }
+    /// A whole value that is flat (`JSONReader.flatValue`), already valid, for the node at
+    /// `keys`; `fresh` as for `value`. It holds what `value` would be given for the same text.
+    func value(flat: FlatValue, at keys: [String], fresh: Bool) throws
+}
+
+extension JSONStreamSink {
+    public var takesFlatValues: Bool { false }
+    public func value(flat: FlatValue, at keys: [String], fresh: Bool) throws {
+        try value(flat.node, at: keys, fresh: fresh)
+    }
 }
 
 /// Reads JSON of any size through a window of bounded size and hands it to a sink, with the
@@ -32,6 +45,11 @@ public protocol JSONStreamSink: AnyObject {
 /// children again read whole when they fit). So the rules of normal form live in one place for
 /// everything but the large objects, whose own keys are checked here as `JSONReader` and
 /// `Limits.validate` check them.
+///
+/// A sink that takes flat values (`JSONStreamSink.takesFlatValues`) is given every value that
+/// fits and is flat as a `FlatValue`, read without building `Node`s (the common case of a large
+/// import); a value that is not flat is read again by `JSONReader`, which gives the sink its
+/// normal form or reports its error, so the two paths give the same result.
 ///
 /// A problem with the data (an invalid key, a value too deep or too large, a mixed `.sv`) does
 /// not stop the reading at once: the rest is still read for syntax errors, and a syntax error
@@ -56,6 +74,9 @@ public final class JSONStreamReader {
     private var origin: Int64 = 0
     private let progress: ProgressSink
     private var sink: JSONStreamSink
+    private let flat: Bool
+    /// The flat value being read (its storage kept from one value to the next).
+    private var flatValue = FlatValue()
     /// Where the stream is written: keys in messages are shown below it.
     public private(set) var base: Path
     private var keys: [String] = []
@@ -67,6 +88,7 @@ public final class JSONStreamReader {
                 progress: ProgressSink = Progress.none) {
         self.source = source
         self.sink = sink
+        flat = sink.takesFlatValues
         self.base = base
         capacity = max(window, 16)
         wholeLimit = capacity
@@ -81,6 +103,7 @@ public final class JSONStreamReader {
                 progress: ProgressSink = Progress.none) {
         source = nil
         self.sink = sink
+        flat = sink.takesFlatValues
         self.base = base
         if let start = bytes.baseAddress {
             buffer = UnsafeMutablePointer(mutating: start)
@@ -272,10 +295,70 @@ public final class JSONStreamReader {
     /// The value at the reading position for the node at `keys`: whole when it fits, walked
     /// when it is a large object or array.
     private func child(depth: Int, fresh: Bool, ownPriority: Bool = true) throws {
+        if try longerThanWholeLimit() {
+            try walk(depth: depth, fresh: fresh, ownPriority: ownPriority)
+            return
+        }
+        // A value read for a `.priority` path is a priority, and a `.value`'s has its priority
+        // dropped: both stay on the ordinary path.
+        if flat && ownPriority && !base.isPriority {
+            switch try wholeFlat(depth: depth) {
+            case .read:
+                try deliver { try sink.value(flat: flatValue, at: keys, fresh: fresh) }
+                return
+            case .tooLarge:
+                // The tokens of most of a window are not kept for the rest of the import.
+                flatValue = FlatValue()
+                try walk(depth: depth, fresh: fresh, ownPriority: ownPriority)
+                return
+            case .notFlat:
+                break
+            }
+        }
         if let v = try whole({ try $0.value(depth: depth) }) {
             try deliver { try sink.value(ownPriority ? v : v.unprioritized, at: keys, fresh: fresh) }
             return
         }
+        try walk(depth: depth, fresh: fresh, ownPriority: ownPriority)
+    }
+
+    /// Whether the value at the reading position is an object or array whose text is longer
+    /// than `wholeLimit` for certain (`BracketScan`): it is walked at once, rather than read as
+    /// far as the window goes first, which costs a parse of most of a window (twice when the
+    /// value starts late in it). False when the scan cannot tell: the readers decide.
+    private func longerThanWholeLimit() throws -> Bool {
+        let c = try peek()
+        guard c == UInt8(ascii: "{") || c == UInt8(ascii: "[") else { return false }
+        var refilled = false
+        while true {
+            let count = min(end - i, wholeLimit)
+            if BracketScan.closes(within: UnsafeBufferPointer(start: buffer + i, count: count)) { return false }
+            if count == wholeLimit { return true }
+            if eof || refilled { return false }
+            try refill()
+            refilled = true
+        }
+    }
+
+    private enum FlatRead { case read, tooLarge, notFlat }
+
+    /// Reads the value at the reading position into `flatValue` when it fits in the window and
+    /// is flat. Not flat, or invalid (the error is left for `JSONReader` to report from the same
+    /// text), reads nothing.
+    private func wholeFlat(depth: Int) throws -> FlatRead {
+        let room = Limits.maxDepth - base.keys.count - keys.count
+        do {
+            return try whole({ try $0.flatValue(into: &flatValue, depth: depth, room: room) }) == nil ? .tooLarge : .read
+        } catch is JSONReader.NotFlat {
+            return .notFlat
+        } catch let e as RTDBError where e.code == .invalidJSON || JSONStreamReader.isDataProblem(e.code) {
+            return .notFlat
+        }
+    }
+
+    /// The value at the reading position is larger than the window: walks a large object or
+    /// array, refuses anything else.
+    private func walk(depth: Int, fresh: Bool, ownPriority: Bool) throws {
         switch try peek() {
         case UInt8(ascii: "{"): try object(depth: depth + 1, fresh: fresh, ownPriority: ownPriority)
         case UInt8(ascii: "["): try array(depth: depth + 1, fresh: fresh)
@@ -330,15 +413,14 @@ public final class JSONStreamReader {
                         }
                     }
                     plain = true
-                    let parent = base.keys + keys
                     try deliver {
                         if key == ".sv" {
-                            throw RTDBError(.invalidData, "server value at \(Limits.show(parent)) has other keys beside \".sv\"")
+                            throw RTDBError(.invalidData, "server value at \(Limits.show(base.keys + keys)) has other keys beside \".sv\"")
                         }
                         if let problem = Limits.keyProblem(key) {
-                            throw RTDBError(.invalidKey, "invalid key at \(Limits.show(parent)): \(problem)")
+                            throw RTDBError(.invalidKey, "invalid key at \(Limits.show(base.keys + keys)): \(problem)")
                         }
-                        if parent.count + 1 > Limits.maxDepth { throw Limits.tooDeep(parent + [key]) }
+                        if base.keys.count + keys.count + 1 > Limits.maxDepth { throw Limits.tooDeep(base.keys + keys + [key]) }
                     }
                     let isNew = lastKey.map { KeyOrder.compare($0, key) < 0 } ?? true
                     if isNew { lastKey = key }
@@ -387,8 +469,9 @@ public final class JSONStreamReader {
         if try !closesAtOnce(UInt8(ascii: "]")) {
             repeat {
                 try skipSpace()
-                let parent = base.keys + keys
-                try deliver { if parent.count + 1 > Limits.maxDepth { throw Limits.tooDeep(parent + [String(index)]) } }
+                try deliver {
+                    if base.keys.count + keys.count + 1 > Limits.maxDepth { throw Limits.tooDeep(base.keys + keys + [String(index)]) }
+                }
                 keys.append(String(index))
                 try child(depth: depth, fresh: true)
                 keys.removeLast()

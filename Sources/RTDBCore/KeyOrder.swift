@@ -35,16 +35,23 @@ public enum KeyOrder {
 
     /// Three-way comparison of two keys: negative, zero (only for byte-identical keys) or positive.
     public static func compare(_ a: String, _ b: String) -> Int {
-        let ia = intValue(a), ib = intValue(b)
+        var a = a, b = b
+        return a.withUTF8 { pa in b.withUTF8 { pb in compare(bytes: pa, intValue(bytes: pa), pb, intValue(bytes: pb)) } }
+    }
+
+    /// `compare` on the UTF-8 bytes of two keys and their integer readings (`intValue`), for
+    /// callers that hold keys as bytes and read each key's integer once.
+    @inline(__always)
+    public static func compare(bytes a: UnsafeBufferPointer<UInt8>, _ ia: Int32?,
+                               _ b: UnsafeBufferPointer<UInt8>, _ ib: Int32?) -> Int {
         switch (ia, ib) {
         case let (x?, y?):
             if x != y { return x < y ? -1 : 1 }
-            let la = a.utf8.count, lb = b.utf8.count
-            if la != lb { return la < lb ? -1 : 1 }
-            return compareUTF16(a, b)
+            if a.count != b.count { return a.count < b.count ? -1 : 1 }
+            return compareUTF16(bytes: a, b)
         case (.some, .none): return -1
         case (.none, .some): return 1
-        case (.none, .none): return compareUTF16(a, b)
+        case (.none, .none): return compareUTF16(bytes: a, b)
         }
     }
 

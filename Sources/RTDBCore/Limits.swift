@@ -7,16 +7,34 @@ public enum Limits {
 
     /// Why `key` is not a valid key, or nil when it is valid.
     public static func keyProblem(_ key: String) -> String? {
-        let bytes = key.utf8
-        if bytes.isEmpty { return "empty key" }
-        if bytes.count > maxKeyBytes { return "key longer than \(maxKeyBytes) bytes (\(bytes.count))" }
+        var bytes = key
+        let fault = bytes.withUTF8 { keyFault($0) }
+        switch fault {
+        case nil: return nil
+        case .empty: return "empty key"
+        case .tooLong(let n): return "key longer than \(maxKeyBytes) bytes (\(n))"
+        case .forbidden(let b): return "key \(quote(key)) contains the forbidden character \(quote(String(UnicodeScalar(b))))"
+        case .control(let b): return "key \(quote(key)) contains the control character U+\(hex4(b))"
+        }
+    }
+
+    /// What is wrong with a key, from its UTF-8 bytes: the one rule behind `keyProblem` and the
+    /// readers that check keys without making strings of them (`JSONReader.flatValue`).
+    enum KeyFault: Equatable {
+        case empty, tooLong(Int), forbidden(UInt8), control(UInt8)
+    }
+
+    @inline(__always)
+    static func keyFault(_ bytes: UnsafeBufferPointer<UInt8>) -> KeyFault? {
+        if bytes.isEmpty { return .empty }
+        if bytes.count > maxKeyBytes { return .tooLong(bytes.count) }
         for b in bytes {
             switch b {
             case UInt8(ascii: "."), UInt8(ascii: "$"), UInt8(ascii: "#"),
                  UInt8(ascii: "["), UInt8(ascii: "]"), UInt8(ascii: "/"):
-                return "key \(quote(key)) contains the forbidden character \(quote(String(UnicodeScalar(b))))"
+                return .forbidden(b)
             case 0x00...0x1F, 0x7F:
-                return "key \(quote(key)) contains the control character U+\(hex4(b))"
+                return .control(b)
             default: continue
             }
         }

@@ -268,6 +268,37 @@ extension EmbeddedDatabase {
         }
     }
 
+    /// Inserts the leaves and priorities of a flat value, its path starting with `path`
+    /// (restored on return): what `insert` does for the same value as a `Node`.
+    func insert(_ rows: LeafRows, _ value: FlatValue, _ path: inout [UInt8]) throws {
+        let base = path.count
+        defer { path.removeSubrange(base...) }
+        var marks: [Int] = []
+        try value.bytes.withUnsafeBufferPointer { bytes in
+            func slice(_ r: Range<Int32>) -> UnsafeBufferPointer<UInt8> {
+                UnsafeBufferPointer(rebasing: bytes[Int(r.lowerBound)..<Int(r.upperBound)])
+            }
+            for t in value.tokens {
+                switch t {
+                case .enter(let key):
+                    marks.append(path.count)
+                    StorageKey.append(bytes: slice(key), to: &path)
+                case .leave:
+                    path.removeSubrange((marks.popLast() ?? base)...)
+                case .leaf(let scalar):
+                    try rows.add(path, scalar, bytes)
+                case .child(let key, let scalar):
+                    let mark = path.count
+                    StorageKey.append(bytes: slice(key), to: &path)
+                    try rows.add(path, scalar, bytes)
+                    path.removeSubrange(mark...)
+                case .priority(let scalar):
+                    try rows.addPriority(path, scalar, bytes)
+                }
+            }
+        }
+    }
+
     /// Records the touched paths for watchers, and what was written for the change feed
     /// (ChangeFeed.swift), then trims old entries of both. A priority write is recorded as a
     /// change of its node. Without `copyData` (a streamed import, whose value was never held
@@ -429,66 +460,5 @@ extension EmbeddedDatabase {
             }
         }
         return entries
-    }
-}
-
-/// Buffers leaf rows and inserts them `batch` at a time with one multi-row statement, which
-/// saves most of the per-statement work when a large value is written.
-final class LeafRows {
-    static let batch = 64
-    /// The insert of `n` rows in one statement, for n = 1 … `batch`, each text made once: a
-    /// write's leaves go in with one statement (two leaves cost one run, not two), and the
-    /// texts keep their place in memory, which the connection's statement cache keys on.
-    private static let insertSQL: [String] = (1...LeafRows.batch).map { n in
-        "INSERT INTO data(path, v) VALUES " + Array(repeating: "(?,?)", count: n).joined(separator: ",")
-    }
-    private var paths: [UInt8] = []
-    private var ends: [Int] = []
-    private var values: [Node] = []
-
-    private let connection: Connection
-
-    init(_ c: Connection) throws {
-        connection = c
-    }
-
-    func add(_ path: [UInt8], _ value: Node) throws {
-        paths.append(contentsOf: path)
-        ends.append(paths.count)
-        values.append(value)
-        if values.count == LeafRows.batch { try run() }
-    }
-
-    /// Stores the priority of the node at `path` (written at once: priorities are rare).
-    func addPriority(_ path: [UInt8], _ priority: Node) throws {
-        let s = try connection.statement("INSERT OR REPLACE INTO priorities(path, p) VALUES(?1, ?2)")
-        s.bind(1, blob: path)
-        EmbeddedDatabase.bind(s, 2, priority)
-        try s.run()
-    }
-
-    /// Writes the rows still buffered (call once at the end).
-    func flush() throws {
-        if !values.isEmpty { try run() }
-    }
-
-    /// Inserts the buffered rows with one statement.
-    private func run() throws {
-        let n = values.count
-        let s = try connection.statement(LeafRows.insertSQL[n - 1])
-        try paths.withUnsafeBufferPointer { all in
-            var start = 0
-            for i in 0..<n {
-                let row = UnsafeBufferPointer(rebasing: all[start..<ends[i]])
-                sqlite3_bind_blob(s.handle, Int32(2 * i + 1), UnsafeRawPointer(textPointer(row)), Int32(row.count), nil)
-                EmbeddedDatabase.bind(s, Int32(2 * i + 2), values[i])
-                start = ends[i]
-            }
-            defer { sqlite3_reset(s.handle) }
-            _ = try s.step()
-        }
-        paths.removeAll(keepingCapacity: true)
-        ends.removeAll(keepingCapacity: true)
-        values.removeAll(keepingCapacity: true)
     }
 }

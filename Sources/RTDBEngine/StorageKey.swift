@@ -31,18 +31,25 @@ enum StorageKey {
 
     /// Appends the segment of one key.
     static func append(_ key: String, to out: inout [UInt8]) {
-        if let v = KeyOrder.intValue(key) {
+        var key = key
+        key.withUTF8 { append(bytes: $0, to: &out) }
+    }
+
+    /// Appends the segment of the key whose UTF-8 bytes are `key`.
+    @inline(__always)
+    static func append(bytes key: UnsafeBufferPointer<UInt8>, to out: inout [UInt8]) {
+        if let v = KeyOrder.intValue(bytes: key) {
             let biased = UInt32(bitPattern: v) ^ 0x8000_0000
             out.append(intTag)
             out.append(UInt8(truncatingIfNeeded: biased >> 24))
             out.append(UInt8(truncatingIfNeeded: biased >> 16))
             out.append(UInt8(truncatingIfNeeded: biased >> 8))
             out.append(UInt8(truncatingIfNeeded: biased))
-            out.append(UInt8(truncatingIfNeeded: key.utf8.count))
-            out.append(contentsOf: key.utf8)
+            out.append(UInt8(truncatingIfNeeded: key.count))
+            out.append(contentsOf: key)
         } else {
             out.append(stringTag)
-            for b in key.utf8 { out.append(b == 0xEE ? 0xF5 : (b == 0xEF ? 0xF6 : b)) }
+            for b in key { out.append(b == 0xEE ? 0xF5 : (b == 0xEF ? 0xF6 : b)) }
             out.append(stringEnd)
         }
     }

@@ -10,9 +10,18 @@ extension EmbeddedDatabase: StreamingWrites {
     /// it was before the import (read through a second connection, which does not see the
     /// import's rows until it commits). The change feed records the write without its data,
     /// as it does any large write. Returns the paths written (for an update, each entry's).
-    /// Values whose text fits in `window` bytes are read whole.
+    /// Values whose text fits in `window` bytes are read whole; most go from their text to rows
+    /// without a tree of values (`FlatValue`), and the rows are written by a second thread while
+    /// the input is read (`LeafRows`), so that parsing and SQLite run on two cores.
     public func importJSON(_ path: Path, from source: ByteSource, as kind: ImportKind, window: Int,
                            progress: ProgressSink = Progress.none) throws -> [Path] {
+        try importJSON(path, from: source, as: kind, window: window, progress: progress, flatValues: true)
+    }
+
+    /// `importJSON`, with `flatValues` false reading every value as a `Node` (the path a value
+    /// that is not flat takes), so that tests can hold the two paths side by side.
+    func importJSON(_ path: Path, from source: ByteSource, as kind: ImportKind, window: Int,
+                    progress: ProgressSink, flatValues: Bool) throws -> [Path] {
         if path.isPriority && kind == .update {
             throw RTDBError(.invalidPath, "cannot update under \(path): a priority has no children")
         }
@@ -29,7 +38,7 @@ extension EmbeddedDatabase: StreamingWrites {
         defer { try? c.exec("PRAGMA cache_size=\(EmbeddedDatabase.cacheKiB); PRAGMA shrink_memory") }
         // Not retried as other writes are: the input cannot be read a second time.
         do {
-            let sink = try ImportSink(self, c, path, kind)
+            let sink = try ImportSink(self, c, path, kind, flatValues: flatValues)
             defer { sink.close() }
             progress.begin("import", total: source.size, unit: .bytes)
             defer { progress.end() }
@@ -70,7 +79,9 @@ final class ImportSink: JSONStreamSink {
     private let now: Int64
     private let indexes: [EmbeddedDatabase.StoredIndex]
     /// Where the current entry (the whole value, for a set) is written.
-    private var base: Path
+    private var base: Path { didSet { baseKey = EmbeddedDatabase.encode(base) } }
+    /// `base` as a row key.
+    private var baseKey: [UInt8]
     private var work: EmbeddedDatabase.IndexWork? = nil
     /// The entries of an update, relative to the target, for the overlap check.
     private var entries: [Path] = []
@@ -78,19 +89,27 @@ final class ImportSink: JSONStreamSink {
     private var priorityWrites: [(path: Path, value: Node)] = []
     /// The data as it was before the import, for increments (opened when one is met).
     private var before: Connection? = nil
+    /// Values that need no normalizing come as `FlatValue`s (false only to compare the paths).
+    let takesFlatValues: Bool
 
-    init(_ db: EmbeddedDatabase, _ c: Connection, _ target: Path, _ kind: ImportKind) throws {
+    init(_ db: EmbeddedDatabase, _ c: Connection, _ target: Path, _ kind: ImportKind, flatValues: Bool) throws {
         self.db = db
+        takesFlatValues = flatValues
         self.c = c
         self.target = target
         self.kind = kind
         base = target
-        rows = try LeafRows(c)
+        baseKey = EmbeddedDatabase.encode(target)
         now = db.clock()
         indexes = try db.storedIndexes(c)
+        // Rows are written by a second thread while the input is read (`LeafRows`).
+        rows = try LeafRows(c, background: true)
     }
 
+    /// Ends the row writer and the snapshot of the data before the import: the connection is
+    /// the caller's again (to commit or roll back).
     func close() {
+        rows.stop()
         if let before { try? before.exec("COMMIT") }
         before = nil
     }
@@ -146,6 +165,16 @@ final class ImportSink: JSONStreamSink {
         let resolved = try ServerValues.resolve(node, at: full, now: now) { try self.existing($0) }
         var enc = EmbeddedDatabase.encode(full)
         try db.insert(rows, resolved, &enc)
+    }
+
+    /// A flat value is valid and holds no server value (`FlatValue`): its leaves and priorities
+    /// go to rows as they are.
+    func value(flat: FlatValue, at keys: [String], fresh: Bool) throws {
+        if !fresh { try clear(keys.isEmpty ? base : base.appending(Path(validatedKeys: keys))) }
+        // The row keys of the value's node: the entry's, then one segment per key.
+        var enc = baseKey
+        for key in keys { StorageKey.append(key, to: &enc) }
+        try db.insert(rows, flat, &enc)
     }
 
     func beginObject(at keys: [String], fresh: Bool) throws {

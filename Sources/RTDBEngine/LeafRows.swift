@@ -1,0 +1,236 @@
+import CSQLite
+import RTDBCore
+
+/// Buffers leaf rows and inserts them `batch` at a time with one multi-row statement, which
+/// saves most of the per-statement work when a large value is written. A row is held as bytes
+/// (its path, then a string value's text) and a small value, never as a `Node`: a streamed
+/// import hands its leaves over as bytes (`FlatValue`), and SQLite reads them in place.
+///
+/// With `background`, full buffers are written by a thread of their own (`RowWriter`) while
+/// the caller reads on: a streamed import parses its input and SQLite stores the rows on two
+/// cores. Priorities wait in the buffer too. The connection is then the writer's until
+/// `flush`, which waits for it, writes the rest and hands the connection back; the caller must
+/// not use the connection in between, and must `stop` the writer before giving up the write.
+final class LeafRows {
+    static let batch = 64
+    /// The rows handed to the writer thread at once (whole statements of `batch` rows).
+    static let handoff = 16 * batch
+    /// The multi-row statement's text, made once: most writes (a few leaves) never use it, and
+    /// building and hashing it for each one cost more than their own rows.
+    private static let manySQL = "INSERT INTO data(path, v) VALUES "
+        + Array(repeating: "(?,?)", count: LeafRows.batch).joined(separator: ",")
+    private static let prioritySQL = "INSERT OR REPLACE INTO priorities(path, p) VALUES(?1, ?2)"
+
+    enum Value {
+        case int(Int64)
+        case double(Double)
+        case bool(Bool)
+        /// The text is the row's bytes after its path.
+        case text
+        case null
+    }
+
+    struct Row {
+        /// Where the row's path starts and ends in `bytes`.
+        var start: Int
+        var pathEnd: Int
+        /// Where the row (path and text) ends in `bytes`.
+        var end: Int
+        var value: Value
+    }
+
+    /// Rows waiting to be written: leaves (`rows`) and, in the background, priorities, their
+    /// bytes one after the other in `bytes`.
+    struct Buffer {
+        var bytes: [UInt8] = []
+        var rows: [Row] = []
+        /// Priorities, in the order given (a later one for the same node wins).
+        var priorities: [Row] = []
+
+        mutating func clear() {
+            bytes.removeAll(keepingCapacity: true)
+            rows.removeAll(keepingCapacity: true)
+            priorities.removeAll(keepingCapacity: true)
+        }
+    }
+
+    /// The statements rows are written with: used by one thread at a time (the caller's, or
+    /// the writer's between `hand` and `wait`).
+    final class Statements: @unchecked Sendable {
+        let one: Statement
+        private var manyStatement: Statement?
+        private var priorityStatement: Statement?
+        private let connection: Connection
+
+        /// `all`: every statement is prepared now, so that the writer thread never touches the
+        /// connection's cache of statements.
+        init(_ c: Connection, all: Bool) throws {
+            connection = c
+            one = try c.statement("INSERT INTO data(path, v) VALUES(?1, ?2)")
+            manyStatement = all ? try c.statement(LeafRows.manySQL) : nil
+            priorityStatement = all ? try c.statement(LeafRows.prioritySQL) : nil
+        }
+
+        func many() throws -> Statement {
+            if let manyStatement { return manyStatement }
+            let s = try connection.statement(LeafRows.manySQL)
+            manyStatement = s
+            return s
+        }
+
+        func priority() throws -> Statement {
+            if let priorityStatement { return priorityStatement }
+            return try connection.statement(LeafRows.prioritySQL)
+        }
+    }
+
+    private var buffer = Buffer()
+    private let statements: Statements
+    private let writer: RowWriter?
+    private let connection: Connection
+
+    init(_ c: Connection, background: Bool = false) throws {
+        connection = c
+        statements = try Statements(c, all: background)
+        writer = background ? RowWriter(statements) : nil
+    }
+
+    deinit { writer?.stop() }
+
+    func add(_ path: [UInt8], _ value: Node) throws {
+        switch value {
+        case .int(let v): try add(path, .int(v), text: nil)
+        case .double(let v): try add(path, .double(v), text: nil)
+        case .bool(let v): try add(path, .bool(v), text: nil)
+        case .string(var s): try s.withUTF8 { try add(path, .text, text: $0) }
+        case .prioritized(let base, _): try add(path, base)
+        case .null, .object: return   // not leaves: nothing is stored for them
+        }
+    }
+
+    /// Adds the leaf `scalar` of a flat value whose keys and strings are `flatBytes`.
+    func add(_ path: [UInt8], _ scalar: FlatValue.Scalar, _ flatBytes: UnsafeBufferPointer<UInt8>) throws {
+        switch scalar {
+        case .int(let v): try add(path, .int(v), text: nil)
+        case .double(let v): try add(path, .double(v), text: nil)
+        case .bool(let v): try add(path, .bool(v), text: nil)
+        case .string(let r): try add(path, .text, text: UnsafeBufferPointer(rebasing: flatBytes[Int(r.lowerBound)..<Int(r.upperBound)]))
+        }
+    }
+
+    private func add(_ path: [UInt8], _ value: Value, text: UnsafeBufferPointer<UInt8>?) throws {
+        buffer.rows.append(LeafRows.append(path, text, value, to: &buffer.bytes))
+        if let writer {
+            if buffer.rows.count == LeafRows.handoff { buffer = try writer.hand(buffer) }
+        } else if buffer.rows.count == LeafRows.batch {
+            try LeafRows.writeAll(&buffer, statements)
+        }
+    }
+
+    private static func append(_ path: [UInt8], _ text: UnsafeBufferPointer<UInt8>?, _ value: Value,
+                               to bytes: inout [UInt8]) -> Row {
+        let start = bytes.count
+        bytes.append(contentsOf: path)
+        let pathEnd = bytes.count
+        if let text { bytes.append(contentsOf: text) }
+        return Row(start: start, pathEnd: pathEnd, end: bytes.count, value: value)
+    }
+
+    /// Stores the priority of the node at `path` (at once, unless rows are written in the
+    /// background: priorities are rare, and there they wait with the rows).
+    func addPriority(_ path: [UInt8], _ priority: Node) throws {
+        switch priority {
+        case .int(let v): try addPriority(path, .int(v), text: nil)
+        case .double(let v): try addPriority(path, .double(v), text: nil)
+        case .bool(let v): try addPriority(path, .bool(v), text: nil)
+        case .string(var s): try s.withUTF8 { try addPriority(path, .text, text: $0) }
+        case .prioritized(let base, _): try addPriority(path, base)
+        case .null, .object: try addPriority(path, .null, text: nil)
+        }
+    }
+
+    /// `addPriority` for the priority `scalar` of a flat value whose strings are `flatBytes`.
+    func addPriority(_ path: [UInt8], _ scalar: FlatValue.Scalar, _ flatBytes: UnsafeBufferPointer<UInt8>) throws {
+        switch scalar {
+        case .int(let v): try addPriority(path, .int(v), text: nil)
+        case .double(let v): try addPriority(path, .double(v), text: nil)
+        case .bool(let v): try addPriority(path, .bool(v), text: nil)
+        case .string(let r): try addPriority(path, .text, text: UnsafeBufferPointer(rebasing: flatBytes[Int(r.lowerBound)..<Int(r.upperBound)]))
+        }
+    }
+
+    private func addPriority(_ path: [UInt8], _ value: Value, text: UnsafeBufferPointer<UInt8>?) throws {
+        if writer != nil {
+            buffer.priorities.append(LeafRows.append(path, text, value, to: &buffer.bytes))
+            return
+        }
+        var one = Buffer()
+        one.priorities.append(LeafRows.append(path, text, value, to: &one.bytes))
+        try LeafRows.writePriorities(one, statements.priority())
+    }
+
+    /// Writes the rows still buffered (call once at the end, and before anything else uses
+    /// the connection). With a writer thread, waits for it first.
+    func flush() throws {
+        try writer?.wait()
+        try LeafRows.writeAll(&buffer, statements)
+    }
+
+    /// Ends the writer thread, if there is one (waiting for what it is writing); what is still
+    /// buffered is dropped. The connection is the caller's again.
+    func stop() { writer?.stop() }
+
+    /// Writes everything in `buffer`, rows then priorities, and empties it (what `flush` and
+    /// the writer thread do).
+    static func writeAll(_ buffer: inout Buffer, _ statements: Statements) throws {
+        var next = 0
+        while buffer.rows.count - next >= batch {
+            try write(buffer, from: next, count: batch, statements.many())
+            next += batch
+        }
+        while next < buffer.rows.count {
+            try write(buffer, from: next, count: 1, statements.one)
+            next += 1
+        }
+        if !buffer.priorities.isEmpty { try writePriorities(buffer, statements.priority()) }
+        buffer.clear()
+    }
+
+    /// Binds `count` buffered rows from `first` to `s` (which has `count` pairs of parameters)
+    /// and runs it. SQLite reads the bytes in place: they stay put until the statement has run.
+    private static func write(_ buffer: Buffer, from first: Int, count: Int, _ s: Statement) throws {
+        try buffer.bytes.withUnsafeBufferPointer { all in
+            for i in 0..<count {
+                bind(s, Int32(2 * i + 1), buffer.rows[first + i], all)
+            }
+            defer { sqlite3_reset(s.handle) }
+            _ = try s.step()
+        }
+    }
+
+    /// Writes the buffered priorities, one statement each.
+    private static func writePriorities(_ buffer: Buffer, _ s: Statement) throws {
+        try buffer.bytes.withUnsafeBufferPointer { all in
+            for row in buffer.priorities {
+                bind(s, 1, row, all)
+                defer { sqlite3_reset(s.handle) }
+                _ = try s.step()
+            }
+        }
+    }
+
+    /// Binds a row's path to parameter `column` and its value to the next.
+    private static func bind(_ s: Statement, _ column: Int32, _ row: Row, _ all: UnsafeBufferPointer<UInt8>) {
+        let path = UnsafeBufferPointer(rebasing: all[row.start..<row.pathEnd])
+        sqlite3_bind_blob(s.handle, column, UnsafeRawPointer(textPointer(path)), Int32(path.count), nil)
+        switch row.value {
+        case .int(let v): sqlite3_bind_int64(s.handle, column + 1, v)
+        case .double(let v): sqlite3_bind_double(s.handle, column + 1, v)
+        case .bool(let v): EmbeddedDatabase.bind(s, column + 1, .bool(v))
+        case .null: sqlite3_bind_null(s.handle, column + 1)
+        case .text:
+            let text = UnsafeBufferPointer(rebasing: all[row.pathEnd..<row.end])
+            sqlite3_bind_text(s.handle, column + 1, textPointer(text), Int32(text.count), nil)
+        }
+    }
+}
