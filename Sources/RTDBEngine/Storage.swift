@@ -47,33 +47,39 @@ extension EmbeddedDatabase {
     /// path gives the priority).
     func read(_ c: Connection, _ path: Path) throws -> Node {
         if path.isPriority { return try priority(c, of: path.node) }
-        let enc = EmbeddedDatabase.encode(path)
-        if let v = try leaf(c, at: enc) { return v }
         var builder = TreeBuilder()
-        let skip = enc.count
-        try scanDescendants(c, enc) { s in
-            let rel = s.blob(0)
-            builder.add(rel: UnsafeBufferPointer(rebasing: rel[skip...]), value: EmbeddedDatabase.leaf(s, 1))
-        }
-        return builder.finish()
+        return try readTree(c, EmbeddedDatabase.encode(path), &builder)
     }
 
     /// The value at `path` with its priorities (`Node.prioritized`), as an export shows it.
-    /// Costs one more indexed lookup than `read` when there are no priorities.
+    /// Costs one more indexed lookup than `read`.
     func readExport(_ c: Connection, _ path: Path) throws -> Node {
         if path.isPriority { return try priority(c, of: path.node) }
         let enc = EmbeddedDatabase.encode(path)
         let (own, below) = try priorityRows(c, enc)
-        if own == nil && below.isEmpty { return try read(c, path) }
-        if let v = try leaf(c, at: enc) { return v.withPriority(own ?? .null) }
         var builder = TreeBuilder()
         builder.priorities = below
+        let value = try readTree(c, enc, &builder)
+        return own.map { value.withPriority($0) } ?? value
+    }
+
+    /// The value stored at the encoded path, from one scan of its rows: its own row when it is a
+    /// leaf (a leaf has no rows below it), else its descendants' rows, built into a tree. The
+    /// node's row and its descendants' are one contiguous range of keys, so one range scan
+    /// reads either.
+    private func readTree(_ c: Connection, _ enc: [UInt8], _ builder: inout TreeBuilder) throws -> Node {
+        let (lo, hi) = StorageKey.subtree(enc)
+        let s = try c.statement("SELECT path, v FROM data WHERE path >= ?1 AND path < ?2")
+        s.bind(1, blob: lo)
+        s.bind(2, blob: hi)
+        defer { s.reset() }
         let skip = enc.count
-        try scanDescendants(c, enc) { s in
+        while try s.step() {
             let rel = s.blob(0)
+            if rel.count == skip { return EmbeddedDatabase.leaf(s, 1) }
             builder.add(rel: UnsafeBufferPointer(rebasing: rel[skip...]), value: EmbeddedDatabase.leaf(s, 1))
         }
-        return builder.finish().withPriority(own ?? .null)
+        return builder.finish()
     }
 
     /// The priority of the node at `path` (`.null` when it has none).

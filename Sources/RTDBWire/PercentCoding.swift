@@ -26,6 +26,11 @@ public enum PercentCoding {
         return escaped ? try decodeEscapes(Array(text.utf8)) : String(text)
     }
 
+    /// Decodes the UTF-8 bytes of a piece of a string (cut at ASCII bytes, so valid).
+    static func decode(_ bytes: UnsafeBufferPointer<UInt8>) throws -> String {
+        bytes.contains(UInt8(ascii: "%")) ? try decodeEscapes(Array(bytes)) : String(decoding: bytes, as: UTF8.self)
+    }
+
     private static func decodeEscapes(_ u: [UInt8]) throws -> String {
         var out: [UInt8] = []
         out.reserveCapacity(u.count)
@@ -52,16 +57,27 @@ public enum PercentCoding {
     /// Splits a query string on `&`, each piece at its first `=`, and decodes both sides.
     /// Empty pieces (`a=1&&b=2`) are skipped; a piece without `=` has the empty value.
     public static func parseQuery(_ query: String?) throws -> [(name: String, value: String)] {
-        guard let query, !query.isEmpty else { return [] }
-        var out: [(name: String, value: String)] = []
-        for piece in query.split(separator: "&", omittingEmptySubsequences: true) {
-            if let eq = piece.firstIndex(of: "=") {
-                out.append((try decode(piece[..<eq]), try decode(piece[piece.index(after: eq)...])))
-            } else {
-                out.append((try decode(piece), ""))
+        guard var query, !query.isEmpty else { return [] }
+        // Split on the bytes, in place: a long token (`auth=…`) read as Characters cost more than
+        // the rest of a request.
+        return try query.withUTF8 { bytes in
+            var out: [(name: String, value: String)] = []
+            var start = 0
+            while start < bytes.count {
+                let end = bytes[start...].firstIndex(of: UInt8(ascii: "&")) ?? bytes.count
+                if end > start {
+                    let piece = UnsafeBufferPointer(rebasing: bytes[start..<end])
+                    if let eq = piece.firstIndex(of: UInt8(ascii: "=")) {
+                        out.append((try decode(UnsafeBufferPointer(rebasing: piece[..<eq])),
+                                    try decode(UnsafeBufferPointer(rebasing: piece[(eq + 1)...]))))
+                    } else {
+                        out.append((try decode(piece), ""))
+                    }
+                }
+                start = end + 1
             }
+            return out
         }
-        return out
     }
 
     /// Encodes everything except RFC 3986 unreserved characters (`A-Z a-z 0-9 - . _ ~`), as

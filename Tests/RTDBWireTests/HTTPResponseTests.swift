@@ -141,5 +141,10 @@ struct PercentCodingTests {
         #expect(q.map(\.value) == ["1=2", "", "&"])
         #expect(try PercentCoding.parseQuery(nil).isEmpty)
         #expect(try PercentCoding.parseQuery("").isEmpty)
+        let edges = try PercentCoding.parseQuery("&=v&k=&auth=eyJ.x_y-z.&")
+        #expect(edges.map(\.name) == ["", "k", "auth"])
+        #expect(edges.map(\.value) == ["v", "", "eyJ.x_y-z."])
+        #expect(throws: PercentCoding.DecodingError.self) { try PercentCoding.parseQuery("a=%2") }
+        #expect(throws: PercentCoding.DecodingError.self) { try PercentCoding.parseQuery("a=%C3%28") }
     }
 }
