@@ -68,10 +68,7 @@ extension EmbeddedDatabase {
     /// node's row and its descendants' are one contiguous range of keys, so one range scan
     /// reads either.
     private func readTree(_ c: Connection, _ enc: [UInt8], _ builder: inout TreeBuilder) throws -> Node {
-        let (lo, hi) = StorageKey.subtree(enc)
-        let s = try c.statement("SELECT path, v FROM data WHERE path >= ?1 AND path < ?2")
-        s.bind(1, blob: lo)
-        s.bind(2, blob: hi)
+        let s = try range(c, StorageKey.subtree(enc), "SELECT path, v FROM data WHERE path >= ?1 AND path < ?2")
         defer { s.reset() }
         let skip = enc.count
         while try s.step() {
@@ -95,16 +92,15 @@ extension EmbeddedDatabase {
     /// relative to it, as `TreeBuilder` sees rows).
     func priorityRows(_ c: Connection, _ enc: [UInt8]) throws -> (own: Node?, below: [[UInt8]: Node]) {
         guard try priorityTableExists(c) else { return (nil, [:]) }
-        let one = try c.statement("SELECT p FROM priorities WHERE path = ?1")
-        one.bind(1, blob: enc)
-        let own = try one.step() ? EmbeddedDatabase.leaf(one, 0) : nil
-        one.reset()
+        // The node's own row and its descendants' rows: one range of keys, one scan.
+        var own: Node? = nil
         var below: [[UInt8]: Node] = [:]
         let skip = enc.count
-        let s = try descendants(c, enc, "SELECT path, p FROM priorities")
+        let s = try range(c, StorageKey.subtree(enc), "SELECT path, p FROM priorities WHERE path >= ?1 AND path < ?2")
         defer { s.reset() }
         while try s.step() {
-            below[Array(s.blob(0)[skip...])] = EmbeddedDatabase.leaf(s, 1)
+            let rel = s.blob(0)
+            if rel.count == skip { own = EmbeddedDatabase.leaf(s, 1) } else { below[Array(rel[skip...])] = EmbeddedDatabase.leaf(s, 1) }
         }
         return (own, below)
     }
@@ -112,17 +108,17 @@ extension EmbeddedDatabase {
     /// Calls `row` for every leaf strictly below the encoded path, in storage order
     /// (column 0: path, column 1: value).
     func scanDescendants(_ c: Connection, _ enc: [UInt8], _ row: (Statement) throws -> Void) throws {
-        let s = try descendants(c, enc, "SELECT path, v FROM data")
+        let s = try range(c, StorageKey.descendants(enc), "SELECT path, v FROM data WHERE path >= ?1 AND path < ?2")
         defer { s.reset() }
         while try s.step() { try row(s) }
     }
 
-    /// `select` restricted to the rows strictly below the encoded path, bound and ready to step.
-    func descendants(_ c: Connection, _ enc: [UInt8], _ select: String, suffix: String = "") throws -> Statement {
-        let (lo, hi) = StorageKey.descendants(enc)
-        let s = try c.statement(select + " WHERE path >= ?1 AND path < ?2" + suffix)
-        s.bind(1, blob: lo)
-        s.bind(2, blob: hi)
+    /// `sql`, whose ?1 and ?2 bound a range of keys, bound to `keys` and ready to step. (The
+    /// texts are whole literals: the statement cache finds them without hashing.)
+    func range(_ c: Connection, _ keys: (lo: [UInt8], hi: [UInt8]), _ sql: String) throws -> Statement {
+        let s = try c.statement(sql)
+        s.bind(1, blob: keys.lo)
+        s.bind(2, blob: keys.hi)
         return s
     }
 
@@ -147,7 +143,7 @@ extension EmbeddedDatabase {
     }
 
     func hasDescendants(_ c: Connection, _ enc: [UInt8]) throws -> Bool {
-        let s = try descendants(c, enc, "SELECT 1 FROM data", suffix: " LIMIT 1")
+        let s = try range(c, StorageKey.descendants(enc), "SELECT 1 FROM data WHERE path >= ?1 AND path < ?2 LIMIT 1")
         defer { s.reset() }
         return try s.step()
     }
