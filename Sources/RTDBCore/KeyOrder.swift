@@ -87,9 +87,14 @@ public enum KeyOrder {
 
     /// Byte-for-byte key equality (Swift's `==` on String uses canonical equivalence, which
     /// would merge keys that Firebase keeps apart).
-    @inline(__always)
     public static func same(_ a: String, _ b: String) -> Bool {
-        a.utf8.elementsEqual(b.utf8)
+        if a.utf8.count != b.utf8.count { return false }
+        // Native strings' bytes compared in place; others (bridged, small) one by one.
+        let inPlace = a.utf8.withContiguousStorageIfAvailable { pa in
+            b.utf8.withContiguousStorageIfAvailable { pb in pa.elementsEqual(pb) }
+        }
+        if let inPlace, let result = inPlace { return result }
+        return a.utf8.elementsEqual(b.utf8)
     }
 }
 
