@@ -103,11 +103,7 @@ extension JSONReader {
                 out.members.append(key)
                 try flatMember(&out, key: key, depth: depth, room: room - 1)
             }
-            skipSpace()
-            let c = peek()
-            if c == UInt8(ascii: ",") { i += 1; continue }
-            if c == UInt8(ascii: "}") { i += 1; break }
-            throw fail("expected ',' or '}'")
+            if try !another(before: UInt8(ascii: "}")) { break }
         }
         out.members.removeSubrange(firstMember...)
         // An empty node takes no priority.
@@ -140,11 +136,7 @@ extension JSONReader {
             let key = try JSONReader.narrow(JSONReader.appendDecimal(index, to: &out.bytes))
             try flatMember(&out, key: key, depth: depth, room: room - 1)
             index += 1
-            skipSpace()
-            let c = peek()
-            if c == UInt8(ascii: ",") { i += 1; continue }
-            if c == UInt8(ascii: "]") { i += 1; break }
-            throw fail("expected ',' or ']'")
+            if try !another(before: UInt8(ascii: "]")) { break }
         }
     }
 

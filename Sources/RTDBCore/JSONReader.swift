@@ -65,13 +65,7 @@ public struct JSONReader {
                 r.i += 1
                 r.skipSpace()
                 entries.append(Node.Entry(key, try r.value(depth: 1)))
-                r.skipSpace()
-                let c = r.peek()
-                r.i += 1
-                if c == UInt8(ascii: ",") { continue }
-                if c == UInt8(ascii: "}") { break }
-                r.i -= 1
-                throw r.fail("expected ',' or '}'")
+                if try !r.another(before: UInt8(ascii: "}")) { break }
             }
         }
         r.skipSpace()
@@ -102,6 +96,16 @@ public struct JSONReader {
     }
 
     @inline(__always) func peek() -> UInt8 { i < end ? b[i] : 0 }
+
+    /// After a member or an element: true at a `,` (another follows), false at `close` (`}` or
+    /// `]`, the end); either is read. Anything else is a syntax error.
+    mutating func another(before close: UInt8) throws -> Bool {
+        skipSpace()
+        let c = peek()
+        if c == UInt8(ascii: ",") { i += 1; return true }
+        if c == close { i += 1; return false }
+        throw fail(close == UInt8(ascii: "}") ? "expected ',' or '}'" : "expected ',' or ']'")
+    }
 
     @inline(__always) mutating func skipSpace() {
         while i < end {
@@ -164,11 +168,7 @@ public struct JSONReader {
                 hasPlainKeys = true
                 entries.append(Node.Entry(key, v))
             }
-            skipSpace()
-            let c = peek()
-            if c == UInt8(ascii: ",") { i += 1; continue }
-            if c == UInt8(ascii: "}") { i += 1; break }
-            throw fail("expected ',' or '}'")
+            if try !another(before: UInt8(ascii: "}")) { break }
         }
         if let v = valueEntry {
             if hasPlainKeys {
@@ -193,11 +193,7 @@ public struct JSONReader {
             let v = try value(depth: depth)
             if !v.isNull { entries.append(Node.Entry(String(index), v)) }
             index += 1
-            skipSpace()
-            let c = peek()
-            if c == UInt8(ascii: ",") { i += 1; continue }
-            if c == UInt8(ascii: "]") { i += 1; break }
-            throw fail("expected ',' or ']'")
+            if try !another(before: UInt8(ascii: "]")) { break }
         }
         return entries.isEmpty ? .null : .object(entries)
     }
