@@ -236,16 +236,10 @@ extension EmbeddedDatabase {
             return held
         }
         // One range per table: the node's own row and its descendants' are contiguous.
-        let (lo, hi) = StorageKey.subtree(enc)
-        let data = try c.statement("DELETE FROM data WHERE path >= ?1 AND path < ?2")
-        data.bind(1, blob: lo)
-        data.bind(2, blob: hi)
-        try data.run()
+        let keys = StorageKey.subtree(enc)
+        try range(c, keys, "DELETE FROM data WHERE path >= ?1 AND path < ?2").run()
         let held = c.changes > 0
-        let priorities = try c.statement("DELETE FROM priorities WHERE path >= ?1 AND path < ?2")
-        priorities.bind(1, blob: lo)
-        priorities.bind(2, blob: hi)
-        try priorities.run()
+        try range(c, keys, "DELETE FROM priorities WHERE path >= ?1 AND path < ?2").run()
         return held
     }
 

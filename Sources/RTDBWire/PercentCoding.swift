@@ -22,8 +22,7 @@ public enum PercentCoding {
     /// are searched in place, not one by one through the protocol).
     public static func decode(_ text: Substring) throws -> String {
         var text = text
-        let escaped = text.withUTF8 { $0.contains(UInt8(ascii: "%")) }
-        return escaped ? try decodeEscapes(Array(text.utf8)) : String(text)
+        return try text.withUTF8 { try decode($0) }
     }
 
     /// Decodes the UTF-8 bytes of a piece of a string (cut at ASCII bytes, so valid).

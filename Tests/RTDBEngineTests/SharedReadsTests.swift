@@ -8,7 +8,7 @@ import RTDBCore
     @Test func readsInsideShareOneSnapshotAndTheNextOneSeesNewCommits() throws {
         let t = TempDatabase()
         _ = try t.db.set(path("/a"), .int(1))
-        let other = EmbeddedDatabase(file: t.file, timeoutSeconds: 5)
+        let other = t.another()
         t.db.beginSharedReads()
         #expect(try text(t.db.get(path("/a"))) == "1")
         #expect(t.db.sharedReadOpen)
