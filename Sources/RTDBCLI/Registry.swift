@@ -73,7 +73,7 @@ public struct CommandSpec: Sendable {
 
 /// The registry: every command of `rtdb` (the global and shared options are in SharedOptions.swift).
 public enum Registry {
-    public static let version = "0.3.0"
+    public static let version = "0.4.0"
     /// What `rtdb --version` prints: the release and the schema of the files it writes, which
     /// the README's "Data rules and limits" names too.
     public static var versionLine: String { "rtdb \(version) (database schema \(schemaVersion))" }

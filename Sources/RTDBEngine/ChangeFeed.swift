@@ -18,77 +18,64 @@ public struct FeedEntry: Sendable {
     public var exact: Bool
 }
 
-/// The change feed: every write appends, beside its `log` row (the touched paths, which the
-/// `watch` observer reads), a `changes` row with the operation and the resolved data it wrote,
-/// (in export form: priorities kept) so a reader in another process can replay writes one by
-/// one, in commit order, as the writer
-/// made them (a set stays a set, a multi-path update stays one update). Data over
-/// `changeDataLeaves` leaves or `changeDataBytes` bytes of JSON is not copied (a large write
-/// would otherwise cost twice its size on disk): readers then read the current value instead.
+/// The change feed: every write appends one `log` row holding the paths it touched (which the
+/// `watch` observer reads) and, beside them, the operation and the resolved data it wrote (in
+/// export form: priorities kept), so a reader in another process can replay writes one by one,
+/// in commit order, as the writer made them (a set stays a set, a multi-path update stays one
+/// update). Data over `changeDataLeaves` leaves or `changeDataBytes` bytes of JSON is not copied
+/// (a large write would otherwise cost twice its size on disk): readers then read the current
+/// value instead. Files of schema version 3 kept the operation in a `changes` table of its own,
+/// which the upgrade to version 4 folds into `log` (Schema.swift); a reader of a version-3 file
+/// still joins the two.
 extension EmbeddedDatabase {
     static let changeDataLeaves = 2_000
     static let changeDataBytes = 65_536
 
-    /// Without `copyData` only the change's kind and place are recorded (readers read the value).
-    func recordChange(_ c: Connection, seq: Int64, _ change: LoggedChange, copyData: Bool = true) throws {
-        if !changesTableReady {
-            try c.exec("CREATE TABLE IF NOT EXISTS changes(seq INTEGER PRIMARY KEY, op TEXT NOT NULL, base TEXT NOT NULL, data TEXT)")
-            changesTableReady = true
-        }
-        let ins = try c.statement("INSERT INTO changes(seq, op, base, data) VALUES(?1, ?2, ?3, ?4)")
-        ins.bind(1, int: seq)
-        var data: [UInt8]? = nil
-        var change = change
+    /// What the feed records of one change: its kind, its place and the data written (nil:
+    /// readers read the value). Without `copyData` only the kind and the place are recorded.
+    struct FeedColumns {
+        var op: String
+        var base: String
+        var data: [UInt8]?
+    }
+
+    static func feedColumns(_ change: LoggedChange, copyData: Bool) -> FeedColumns {
         // A priority write is a change of its node: readers read that node back.
         if case .set(let p, _) = change, p.isPriority {
-            change = .set(p.node, .null)
-            ins.bind(2, text: "set")
-            ins.bind(3, text: EmbeddedDatabase.encodeString(p.node))
-            sqlite3_bind_null(ins.handle, 4)
-            try ins.run()
-            return
+            return FeedColumns(op: "set", base: encodeString(p.node), data: nil)
         }
         if case .update(let base, let list) = change, list.contains(where: { $0.path.isPriority }) {
-            ins.bind(2, text: "update")
-            ins.bind(3, text: EmbeddedDatabase.encodeString(base))
-            sqlite3_bind_null(ins.handle, 4)
-            try ins.run()
-            return
+            return FeedColumns(op: "update", base: encodeString(base), data: nil)
         }
+        var columns: FeedColumns
         switch change {
         case .set(let path, let value):
-            ins.bind(2, text: "set")
-            ins.bind(3, text: EmbeddedDatabase.encodeString(path))
-            if copyData && value.leafCount <= EmbeddedDatabase.changeDataLeaves {
+            columns = FeedColumns(op: "set", base: encodeString(path), data: nil)
+            if copyData && value.leafCount <= changeDataLeaves {
                 var out: [UInt8] = []
                 JSONWriter(export: true).write(value, into: &out)
-                data = out
+                columns.data = out
             }
         case .update(let base, let entries):
-            ins.bind(2, text: "update")
-            ins.bind(3, text: EmbeddedDatabase.encodeString(base))
-            if entries.reduce(0, { $0 + max(1, $1.value.leafCount) }) <= EmbeddedDatabase.changeDataLeaves {
+            columns = FeedColumns(op: "update", base: encodeString(base), data: nil)
+            if copyData && entries.reduce(0, { $0 + max(1, $1.value.leafCount) }) <= changeDataLeaves {
                 // [[relative path, value], …]: keys of a JSON object would not keep `a/b` apart
                 // from nesting, and nulls (deletes) must survive.
                 var out: [UInt8] = [UInt8(ascii: "[")]
                 for (i, e) in entries.enumerated() {
                     if i > 0 { out.append(UInt8(ascii: ",")) }
                     out.append(UInt8(ascii: "["))
-                    JSONWriter.appendString(EmbeddedDatabase.encodeString(e.path), to: &out)
+                    JSONWriter.appendString(encodeString(e.path), to: &out)
                     out.append(UInt8(ascii: ","))
                     JSONWriter(export: true).write(e.value, into: &out)
                     out.append(UInt8(ascii: "]"))
                 }
                 out.append(UInt8(ascii: "]"))
-                data = out
+                columns.data = out
             }
         }
-        if copyData, let data, data.count <= EmbeddedDatabase.changeDataBytes {
-            data.withUnsafeBufferPointer { ins.bind(4, bytes: $0) }
-        } else {
-            sqlite3_bind_null(ins.handle, 4)
-        }
-        try ins.run()
+        if let data = columns.data, data.count > changeDataBytes { columns.data = nil }
+        return columns
     }
 
     /// The newest log position (0 when nothing was ever written).
@@ -115,15 +102,7 @@ extension EmbeddedDatabase {
     /// and must read its locations again.
     public func feed(after seq: Int64, max: Int = 1_000) throws -> (entries: [FeedEntry], gap: Bool) {
         try reading(([], false)) { c in
-            if !changesTableReady {
-                changesTableReady = try c.integer("SELECT count(*) FROM sqlite_master WHERE name = 'changes'") == 1
-            }
-            // A file no writer of this release has touched has no changes table: paths only.
-            let s = try c.statement(changesTableReady ? """
-                SELECT log.seq, log.paths, changes.op, changes.base, changes.data
-                FROM log LEFT JOIN changes ON changes.seq = log.seq
-                WHERE log.seq > ?1 ORDER BY log.seq LIMIT ?2
-                """ : "SELECT seq, paths, NULL, NULL, NULL FROM log WHERE seq > ?1 ORDER BY seq LIMIT ?2")
+            let s = try c.statement(try feedQuery(c))
             s.bind(1, int: seq)
             s.bind(2, int: Int64(max))
             defer { s.reset() }
@@ -140,6 +119,23 @@ extension EmbeddedDatabase {
             }
             return (out, false)
         }
+    }
+
+    /// The feed's query for the file's layout, looked at inside the reading transaction: a
+    /// writer in another process may have upgraded a version-3 file since the last read.
+    private func feedQuery(_ c: Connection) throws -> String {
+        if try c.integer("PRAGMA main.user_version") ?? 0 >= 4 {
+            return "SELECT seq, paths, op, base, data FROM log WHERE seq > ?1 ORDER BY seq LIMIT ?2"
+        }
+        if try c.integer("SELECT count(*) FROM sqlite_master WHERE name = 'changes'") == 1 {
+            return """
+                SELECT log.seq, log.paths, changes.op, changes.base, changes.data
+                FROM log LEFT JOIN changes ON changes.seq = log.seq
+                WHERE log.seq > ?1 ORDER BY log.seq LIMIT ?2
+                """
+        }
+        // Written only by releases before the feed kept operations: paths only.
+        return "SELECT seq, paths, NULL, NULL, NULL FROM log WHERE seq > ?1 ORDER BY seq LIMIT ?2"
     }
 
     static func decodePath(_ text: String) -> Path {

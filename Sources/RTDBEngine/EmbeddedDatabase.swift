@@ -14,11 +14,13 @@ import Darwin
 /// of a node are stored in Firebase's key order (a key-ordered window reads only its rows). `v` holds integers, doubles and strings natively and booleans as a 1-byte blob.
 /// Priorities live apart, one row per node that has one in `priorities(path, p)` (same path
 /// encoding), so data without priorities has exactly the rows it always had; every write keeps
-/// that table exact (a row only for a node that holds data). Every write also appends the paths
-/// it touched to `log(seq, paths)`, which watchers read to learn what other processes changed.
+/// that table exact (a row only for a node that holds data). Every write also appends one row to
+/// `log(seq, paths, op, base, data)`: the paths it touched, which watchers read to learn what
+/// other processes changed, and what it wrote, for the change feed (ChangeFeed.swift).
 ///
 /// Schema versions (`PRAGMA user_version`): 1 = `data` and `log`, paths as `/`-joined text;
-/// 2 adds `priorities`; 3 stores the paths of `data` and `priorities` as `StorageKey` blobs.
+/// 2 adds `priorities`; 3 stores the paths of `data` and `priorities` as `StorageKey` blobs;
+/// 4 folds the feed's `changes` table into `log`, which drops AUTOINCREMENT (Schema.swift).
 /// An older file is upgraded by its first write; until then reads see a converted copy held in
 /// temporary tables (`LegacyLayout.swift`), so that reads never change a file.
 ///
@@ -53,8 +55,6 @@ public final class EmbeddedDatabase: Database {
     /// The module that keeps tables of its own in this file, told when this handle starts
     /// writing and when its sessions end (Companion.swift).
     public var companion: FileCompanion? = nil
-    /// The `changes` table is known to exist (ChangeFeed.swift).
-    var changesTableReady = false
     /// The file has the `priorities` table (schema version 2 or later).
     var hasPriorityTable = false
     /// The file has an older layout that this user may not upgrade: reads go to a converted
@@ -68,7 +68,7 @@ public final class EmbeddedDatabase: Database {
     /// What the path named when the connection was opened (see `fileChanged`).
     private var openedSignature: FileAccess.Signature? = nil
 
-    public static let schemaVersion: Int64 = 3
+    public static let schemaVersion: Int64 = 4
     /// The oldest schema this code reads: files made before priorities were stored.
     static let oldestReadableSchemaVersion: Int64 = 1
     static let logKeep: Int64 = 10_000
@@ -163,6 +163,7 @@ public final class EmbeddedDatabase: Database {
                     if version < 1 { try EmbeddedDatabase.createSchemaVersion1(c) }
                     if version < 2 { try EmbeddedDatabase.migrateToSchemaVersion2(c) }
                     if version < 3 { try EmbeddedDatabase.migrateToSchemaVersion3(c) }
+                    if version < 4 { try EmbeddedDatabase.migrateToSchemaVersion4(c) }
                     // Marked in the same transaction: another process opening the file must never
                     // see rtdb's tables without rtdb's mark (it would refuse the file as foreign).
                     try FileMark.mark(c)

@@ -44,6 +44,36 @@ extension EmbeddedDatabase {
             """)
     }
 
+    /// Schema version 4: the change feed's operations move into `log` (one row per write
+    /// instead of a `log` row and a `changes` row), and `log` drops AUTOINCREMENT, whose
+    /// `sqlite_sequence` row every write also rewrote: a write changes one page fewer or two.
+    /// Sequence numbers go on from the old ones: the newest row is never trimmed, so the next
+    /// row's seq (one past the largest) continues the count; should the log be empty while the
+    /// counter ran further, a row at the counter's value keeps it (paths: the root, which makes
+    /// a watcher that missed it read everything again).
+    static func migrateToSchemaVersion4(_ c: Connection) throws {
+        let hasChanges = try c.integer("SELECT count(*) FROM sqlite_master WHERE name = 'changes'") == 1
+        try c.exec("""
+            CREATE TABLE main.log_v4(seq INTEGER PRIMARY KEY, paths TEXT NOT NULL, op TEXT, base TEXT, data TEXT);
+            INSERT INTO main.log_v4(seq, paths, op, base, data)
+            \(hasChanges
+                ? "SELECT log.seq, log.paths, changes.op, changes.base, changes.data FROM main.log LEFT JOIN main.changes ON changes.seq = log.seq"
+                : "SELECT seq, paths, NULL, NULL, NULL FROM main.log");
+            """)
+        let hasCounter = try c.integer("SELECT count(*) FROM sqlite_master WHERE name = 'sqlite_sequence'") == 1
+        let counted = hasCounter ? try c.integer("SELECT seq FROM main.sqlite_sequence WHERE name = 'log'") ?? 0 : 0
+        let newest = try c.integer("SELECT COALESCE(MAX(seq), 0) FROM main.log_v4") ?? 0
+        if counted > newest {
+            try c.exec("INSERT INTO main.log_v4(seq, paths) VALUES(\(counted), '')")
+        }
+        try c.exec("""
+            DROP TABLE main.log;
+            DROP TABLE IF EXISTS main.changes;
+            ALTER TABLE main.log_v4 RENAME TO log;
+            PRAGMA user_version=4;
+            """)
+    }
+
     /// Copies the rows of a table with `/`-joined text paths into one keyed by `StorageKey`.
     static func copyReencoded(_ c: Connection, from old: String, to new: String, column: String) throws {
         let read = try c.statement("SELECT path, \(column) FROM \(old)")

@@ -295,24 +295,29 @@ extension EmbeddedDatabase {
         }
     }
 
-    /// Records the touched paths for watchers, and what was written for the change feed
-    /// (ChangeFeed.swift), then trims old entries of both. A priority write is recorded as a
-    /// change of its node. Without `copyData` (a streamed import, whose value was never held
+    /// Records the touched paths for watchers and what was written for the change feed
+    /// (ChangeFeed.swift) in one `log` row, then trims old rows. A priority write is recorded as
+    /// a change of its node. Without `copyData` (a streamed import, whose value was never held
     /// whole) the feed keeps only the operation, and readers read the paths' values.
     func log(_ c: Connection, _ paths: [Path], _ change: LoggedChange, copyData: Bool = true) throws {
         let text = paths.map { EmbeddedDatabase.encodeString($0.node) }.joined(separator: "\n")
-        let ins = try c.statement("INSERT INTO log(paths) VALUES(?1)")
+        let feed = EmbeddedDatabase.feedColumns(change, copyData: copyData)
+        let ins = try c.statement("INSERT INTO log(paths, op, base, data) VALUES(?1, ?2, ?3, ?4)")
         ins.bind(1, text: text)
+        ins.bind(2, text: feed.op)
+        ins.bind(3, text: feed.base)
+        if let data = feed.data {
+            data.withUnsafeBufferPointer { ins.bind(4, bytes: $0) }
+        } else {
+            sqlite3_bind_null(ins.handle, 4)
+        }
         try ins.run()
         let seq = Int64(sqlite3_last_insert_rowid(c.handle))
-        try recordChange(c, seq: seq, change, copyData: copyData)
         if seq % 100 == 0 {
+            // The newest row always stays: the next write's seq follows it (no AUTOINCREMENT).
             let trim = try c.statement("DELETE FROM log WHERE seq <= ?1")
             trim.bind(1, int: seq - EmbeddedDatabase.logKeep)
             try trim.run()
-            let trimChanges = try c.statement("DELETE FROM changes WHERE seq <= ?1")
-            trimChanges.bind(1, int: seq - EmbeddedDatabase.logKeep)
-            try trimChanges.run()
         }
     }
 

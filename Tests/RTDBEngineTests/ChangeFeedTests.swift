@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 import RTDBCore
 @testable import RTDBEngine
@@ -77,23 +78,94 @@ import RTDBCore
         _ = try t.db.set(path("/a"), .int(3))
         // Simulate trimming: drop the first two entries.
         let raw = try Connection(file: t.file, create: false, timeoutSeconds: 1)
-        try raw.exec("DELETE FROM log WHERE seq <= 2; DELETE FROM changes WHERE seq <= 2")
+        try raw.exec("DELETE FROM log WHERE seq <= 2")
         #expect(try t.db.feed(after: 1).gap)
         #expect(try t.db.feed(after: 2).entries.map(\.seq) == [3])
     }
 
+    /// A file laid out as schema version 3 wrote it: `log` with AUTOINCREMENT, the feed's
+    /// operations in `changes` (left out with `withChanges: false`, as before the feed), and
+    /// the data rows `/a` = 1 and `/b/c` = 7.
+    func makeVersion3File(_ file: String, withChanges: Bool = true) throws {
+        try FileManager.default.createDirectory(atPath: (file as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        let raw = try Connection(file: file, create: true, timeoutSeconds: 1)
+        try raw.exec("""
+            PRAGMA journal_mode=WAL;
+            CREATE TABLE data(path BLOB PRIMARY KEY, v) WITHOUT ROWID;
+            CREATE TABLE priorities(path BLOB PRIMARY KEY, p) WITHOUT ROWID;
+            CREATE TABLE indexes(id INTEGER PRIMARY KEY, location TEXT NOT NULL, child TEXT NOT NULL);
+            CREATE TABLE index_entries(ix INTEGER NOT NULL, parent BLOB NOT NULL, entry BLOB NOT NULL,
+                                       PRIMARY KEY(ix, parent, entry)) WITHOUT ROWID;
+            CREATE TABLE log(seq INTEGER PRIMARY KEY AUTOINCREMENT, paths TEXT NOT NULL);
+            PRAGMA application_id=\(FileMark.applicationID);
+            PRAGMA user_version=3;
+            """)
+        let ins = try raw.statement("INSERT INTO data(path, v) VALUES(?1, ?2)")
+        for (p, v) in [("/a", Int64(1)), ("/b/c", 7)] {
+            ins.bind(1, blob: StorageKey.encode(path(p)))
+            ins.bind(2, int: v)
+            try ins.run()
+        }
+        try raw.exec("INSERT INTO log(paths) VALUES('a'); INSERT INTO log(paths) VALUES('a\nb/c')")
+        if withChanges {
+            try raw.exec("""
+                CREATE TABLE changes(seq INTEGER PRIMARY KEY, op TEXT NOT NULL, base TEXT NOT NULL, data TEXT);
+                INSERT INTO changes(seq, op, base, data) VALUES(1, 'set', 'a', '1');
+                """)
+        }
+    }
+
+    func tableNames(_ file: String) throws -> [String] {
+        let s = try Connection(file: file, create: false, timeoutSeconds: 1).statement("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+        var out: [String] = []
+        while try s.step() { out.append(s.string(0)) }
+        return out
+    }
+
     @Test func aFileFromBeforeTheFeedReadsPathsAsTheirCurrentValues() throws {
         let t = TempDatabase()
-        _ = try t.db.set(path("/a"), .int(1))
-        let raw = try Connection(file: t.file, create: false, timeoutSeconds: 1)
-        try raw.exec("DROP TABLE changes; INSERT INTO log(paths) VALUES('a\nb/c')")
-        let ins = try raw.statement("INSERT INTO data(path, v) VALUES(?1, 7)")
-        ins.bind(1, blob: StorageKey.encode(path("/b/c")))
-        try ins.run()
-        let reader = t.another()
-        let e = try reader.feed(after: 0).entries
+        try makeVersion3File(t.file, withChanges: false)
+        let e = try t.db.feed(after: 0).entries
         #expect(e.map(\.exact) == [false, false])
         #expect(e.map { describe($0) } == ["set /a 1", "update / /a=1 /b/c=7"])
+    }
+
+    @Test func aVersion3FileIsReadAsItIsAndItsFeedGoesOnAfterTheUpgrade() throws {
+        let t = TempDatabase()
+        try makeVersion3File(t.file)
+        // A reader joins the old `changes` table and leaves the file as it is.
+        let reader = t.another()
+        let before = try reader.feed(after: 0).entries
+        #expect(before.map(\.seq) == [1, 2])
+        #expect(before.map(\.exact) == [true, false])
+        #expect(before.map { describe($0) } == ["set /a 1", "update / /a=1 /b/c=7"])
+        #expect(try userVersion(t.file) == 3)
+        // The first write upgrades it: one log table, no AUTOINCREMENT, numbering goes on.
+        _ = try t.db.set(path("/c"), .string("hi"))
+        #expect(try userVersion(t.file) == EmbeddedDatabase.schemaVersion)
+        #expect(try !tableNames(t.file).contains("changes"))
+        let raw = try Connection(file: t.file, create: false, timeoutSeconds: 1)
+        #expect(try raw.integer("SELECT count(*) FROM sqlite_sequence WHERE name = 'log'") == 0)
+        let after = try reader.feed(after: 0).entries
+        #expect(after.map(\.seq) == [1, 2, 3])
+        #expect(after.map(\.exact) == [true, false, true])
+        #expect(after.map { describe($0) } == ["set /a 1", "update / /a=1 /b/c=7", #"set /c "hi""#])
+        #expect(try reader.feed(after: 2).entries.map(\.seq) == [3])
+        #expect(try reader.latestSeq() == 3)
+        #expect(text(try reader.get(.root)) == #"{"a":1,"b":{"c":7},"c":"hi"}"#)
+    }
+
+    @Test func theUpgradeKeepsTheCountOfAnEmptiedLog() throws {
+        let t = TempDatabase()
+        try makeVersion3File(t.file)
+        let raw = try Connection(file: t.file, create: false, timeoutSeconds: 1)
+        try raw.exec("DELETE FROM log; DELETE FROM changes; UPDATE sqlite_sequence SET seq = 7 WHERE name = 'log'")
+        _ = try t.db.set(path("/a"), .int(2))
+        // Seq 7 stands for what the emptied log no longer says: the whole tree may have changed.
+        let e = try t.another().feed(after: 6).entries
+        #expect(e.map(\.seq) == [7, 8])
+        #expect(e.map(\.exact) == [false, true])
+        #expect(e.map { describe($0) } == [#"set / {"a":2,"b":{"c":7}}"#, "set /a 2"])
     }
 
     @Test func batchedWritesCommitTogetherAndAFailedOneRollsBackAlone() throws {

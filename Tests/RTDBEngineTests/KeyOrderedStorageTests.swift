@@ -97,10 +97,6 @@ func randomKey(_ r: inout SeededRandom) -> String {
         return try String(contentsOf: url, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
-    private func userVersion(_ file: String) throws -> Int64? {
-        try Connection(file: file, create: false, timeoutSeconds: 5).integer("PRAGMA user_version")
-    }
-
     @Test func aVersionTwoFileIsUpgradedByItsFirstWriteWithItsDataAndPriorities() throws {
         let t = TempDatabase()
         try versionTwoCopy(t)
@@ -108,7 +104,7 @@ func randomKey(_ r: inout SeededRandom) -> String {
         #expect(text(try t.db.get(.root)) == (try fixture("schema-v2.json")))
         #expect(try userVersion(t.file) == 2)
         _ = try t.db.set(path("/motd"), .string("hello"))
-        #expect(try userVersion(t.file) == 3)
+        #expect(try userVersion(t.file) == EmbeddedDatabase.schemaVersion)
         #expect(text(try t.db.get(.root)) == (try fixture("schema-v2.json")))
         #expect(JSONWriter.string(try t.another().export(.root), export: true) == (try fixture("schema-v2.export.json")))
         #expect(try t.db.query(path("/users"), Query(order: .key, limit: .last(2))).map(\.key) == ["bob", "carol"])
@@ -125,7 +121,7 @@ func randomKey(_ r: inout SeededRandom) -> String {
         #expect(try userVersion(t.file) == 2)
         // Another process upgrades the file and writes: the reader follows.
         _ = try t.another().set(path("/flag"), .bool(false))
-        #expect(try userVersion(t.file) == 3)
+        #expect(try userVersion(t.file) == EmbeddedDatabase.schemaVersion)
         #expect(text(try t.db.get(path("/flag"))) == "false")
         #expect(JSONWriter.string(try t.db.export(path("/users/alice")), export: true) == #"{"age":30,"name":"Alice",".priority":5}"#)
     }

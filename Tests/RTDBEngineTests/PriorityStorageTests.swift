@@ -20,10 +20,6 @@ private func rows(_ file: String, _ table: String) throws -> [String] {
     return out
 }
 
-private func userVersion(_ file: String) throws -> Int64? {
-    try Connection(file: file, create: false, timeoutSeconds: 5).integer("PRAGMA user_version")
-}
-
 @Suite struct PriorityStorageTests {
     @Test func prioritiesAreStoredAndExportedButNotInNormalReads() throws {
         let t = TempDatabase()
@@ -229,7 +225,7 @@ private func userVersion(_ file: String) throws -> Int64? {
         #expect(text(try reader.get(path("/n"))) == "1.5")   // a reader that saw version 1
         #expect(try userVersion(t.file) == 1)
         _ = try t.db.set(path("/users/bob/.priority"), .int(2))
-        #expect(try userVersion(t.file) == 3)
+        #expect(try userVersion(t.file) == EmbeddedDatabase.schemaVersion)
         #expect(text(try t.db.get(.root)) == (try fixtureJSON()))
         #expect(exported(try t.db.export(path("/users/bob"))) == #"{"age":25,"tags":{"0":"a","1":"b"},".priority":2}"#)
         // The reader notices the upgrade made by another connection.
@@ -240,9 +236,9 @@ private func userVersion(_ file: String) throws -> Int64? {
     @Test func aNewerSchemaIsNotDowngraded() throws {
         let t = TempDatabase()
         _ = try t.db.set(path("/a"), .int(1))
-        try Connection(file: t.file, create: false, timeoutSeconds: 5).exec("PRAGMA user_version=4")
+        try Connection(file: t.file, create: false, timeoutSeconds: 5).exec("PRAGMA user_version=\(EmbeddedDatabase.schemaVersion + 1)")
         let fresh = t.another()
         #expect(throws: RTDBError.self) { _ = try fresh.set(path("/a"), .int(2)) }
-        #expect(try userVersion(t.file) == 4)
+        #expect(try userVersion(t.file) == EmbeddedDatabase.schemaVersion + 1)
     }
 }

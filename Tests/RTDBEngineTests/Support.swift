@@ -19,6 +19,11 @@ final class TempDatabase {
     func another() -> EmbeddedDatabase { EmbeddedDatabase(file: file, timeoutSeconds: 5) }
 }
 
+/// The schema version written in a database file (`PRAGMA user_version`).
+func userVersion(_ file: String) throws -> Int64? {
+    try Connection(file: file, create: false, timeoutSeconds: 5).integer("PRAGMA user_version")
+}
+
 func json(_ text: String) -> Node {
     (try? JSONReader.parse(text)) ?? .string("<<invalid test JSON>>")
 }
