@@ -38,6 +38,7 @@ extension EmbeddedDatabase {
     /// The indexes of the file (none for a file that predates them).
     func storedIndexes(_ c: Connection) throws -> [StoredIndex] {
         if legacyLayout { return [] }
+        if let known = c.openFacts?.indexes { return known }
         let s = try c.statement("SELECT id, location, child FROM indexes ORDER BY id")
         defer { s.reset() }
         var out: [StoredIndex] = []
@@ -46,6 +47,7 @@ extension EmbeddedDatabase {
                 out.append(StoredIndex(id: s.int(0), definition: d))
             }
         }
+        if !c.autocommit { c.facts.indexes = out }
         return out
     }
 
@@ -66,6 +68,7 @@ extension EmbeddedDatabase {
             ins.bind(1, text: d.location)
             ins.bind(2, text: d.childText)
             try ins.run()
+            c.facts.indexes = nil
             let index = StoredIndex(id: Int64(sqlite3_last_insert_rowid(c.handle)), definition: d)
             try fillEntries(c, index, index.definition.pattern[...], below: Path.root, progress: progress)
             return true
@@ -100,6 +103,7 @@ extension EmbeddedDatabase {
             let drop = try c.statement("DELETE FROM indexes WHERE id = ?1")
             drop.bind(1, int: index.id)
             try drop.run()
+            c.facts.indexes = nil
             return true
         }
     }

@@ -95,6 +95,8 @@ public final class Connection {
     /// hit costs one comparison of the text with itself instead of hashing it (a slot whose
     /// text differs, e.g. memory reused by another string, is a miss).
     private var recent = [RecentStatement](repeating: RecentStatement(), count: 64)
+    /// What the open write transaction knows already (TransactionFacts.swift).
+    var facts = TransactionFacts()
 
     private struct RecentStatement {
         var address: UInt = 0
@@ -135,6 +137,7 @@ public final class Connection {
 
     /// Runs statements that return no rows of interest.
     public func exec(_ sql: String) throws {
+        noteTransactionBoundary(sql)
         let rc = sqlite3_exec(handle, sql, nil, nil, nil)
         if rc != SQLITE_OK { throw error(rc, sql: sql) }
     }
@@ -142,6 +145,7 @@ public final class Connection {
     /// Runs one short statement kept prepared: for what a hot path repeats on every request
     /// (`SAVEPOINT`, `RELEASE`, `BEGIN`, `COMMIT`), which `exec` would parse each time.
     public func run(_ sql: String) throws {
+        noteTransactionBoundary(sql)
         try statement(sql).run()
     }
 

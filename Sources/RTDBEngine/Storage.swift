@@ -175,6 +175,7 @@ extension EmbeddedDatabase {
     func writePriority(_ c: Connection, of path: Path, _ priority: Node) throws {
         let enc = EmbeddedDatabase.encode(path)
         if !priority.isNull, try hasData(c, enc) {
+            c.facts.priorities = .some
             let s = try c.statement("INSERT OR REPLACE INTO priorities(path, p) VALUES(?1, ?2)")
             s.bind(1, blob: enc)
             EmbeddedDatabase.bind(s, 2, priority)
@@ -198,16 +199,28 @@ extension EmbeddedDatabase {
     /// After data was removed at `path`: an ancestor left without data loses its priority.
     func clearPrioritiesOfEmptiedAncestors(_ c: Connection, of path: Path) throws {
         if path.isRoot { return }
-        let any = try c.statement("SELECT 1 FROM priorities LIMIT 1")
-        let some = try any.step()
-        any.reset()
-        guard some else { return }
+        guard try prioritiesMayExist(c) else { return }
         var ancestor = path
         while let parent = ancestor.parent {
             ancestor = parent
             let enc = EmbeddedDatabase.encode(ancestor)
             if try hasData(c, enc) { return }   // so are its ancestors
             try deletePriority(c, enc)
+        }
+    }
+
+    /// Whether the `priorities` table may have rows: most files have none, and then a write
+    /// need not look for its node's (asked once per write transaction, TransactionFacts.swift).
+    func prioritiesMayExist(_ c: Connection) throws -> Bool {
+        switch c.openFacts?.priorities ?? .unknown {
+        case .none: return false
+        case .some: return true
+        case .unknown:
+            let any = try c.statement("SELECT 1 FROM priorities LIMIT 1")
+            let some = try any.step()
+            any.reset()
+            if !c.autocommit { c.facts.priorities = some ? .some : .none }
+            return some
         }
     }
 
@@ -239,7 +252,9 @@ extension EmbeddedDatabase {
         let keys = StorageKey.subtree(enc)
         try range(c, keys, "DELETE FROM data WHERE path >= ?1 AND path < ?2").run()
         let held = c.changes > 0
-        try range(c, keys, "DELETE FROM priorities WHERE path >= ?1 AND path < ?2").run()
+        if try prioritiesMayExist(c) {
+            try range(c, keys, "DELETE FROM priorities WHERE path >= ?1 AND path < ?2").run()
+        }
         return held
     }
 

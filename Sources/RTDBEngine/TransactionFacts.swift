@@ -1,0 +1,36 @@
+/// What a write transaction learned about the file and need not ask again before it ends.
+///
+/// While a connection holds the write lock no other connection changes the file, so a fact
+/// read once stays true until the transaction ends, unless this connection changes it itself:
+/// the code that writes the tables a fact is about says so here. A group commit runs many
+/// writes in one transaction, and each would otherwise ask again (a statement each).
+///
+/// `Connection` forgets them whenever a transaction begins, commits or is rolled back, a
+/// savepoint included (`exec`/`run` of BEGIN, COMMIT, ROLLBACK, ROLLBACK TO): a rolled-back
+/// write never leaves behind a fact it had made false. Facts are used only inside an open
+/// transaction (outside one, each statement is a transaction of its own).
+struct TransactionFacts {
+    enum Rows { case unknown, none, some }
+
+    /// The persistent indexes (Indexes.swift), as read in this transaction.
+    var indexes: [EmbeddedDatabase.StoredIndex]? = nil
+    /// Whether the `priorities` table has rows: `none` only once seen empty, and a priority
+    /// written since makes it `some`.
+    var priorities = Rows.unknown
+}
+
+extension Connection {
+    /// A statement that starts or ends a transaction, or rolls part of one back, ends what the
+    /// transaction knew.
+    func noteTransactionBoundary(_ sql: String) {
+        guard let first = sql.utf8.first, first == UInt8(ascii: "B") || first == UInt8(ascii: "C") || first == UInt8(ascii: "R") else {
+            return
+        }
+        if sql.hasPrefix("BEGIN") || sql.hasPrefix("COMMIT") || sql.hasPrefix("ROLLBACK") || sql.hasPrefix("END") {
+            facts = TransactionFacts()
+        }
+    }
+
+    /// The facts of the open transaction (nil outside one).
+    var openFacts: TransactionFacts? { autocommit ? nil : facts }
+}

@@ -1,0 +1,78 @@
+import Testing
+import RTDBCore
+@testable import RTDBEngine
+
+/// A group commit's writes share one transaction, which remembers what it learned of the file
+/// (TransactionFacts): whether there are priorities, which indexes exist. A write of the batch
+/// that changes those must be seen by the writes after it.
+@Suite struct TransactionFactsTests {
+    func exported(_ db: EmbeddedDatabase, _ p: String) throws -> String {
+        JSONWriter.string(try db.export(path(p)), export: true)
+    }
+
+    @Test func aPriorityWrittenInABatchIsClearedByALaterWriteOfTheBatch() throws {
+        let t = TempDatabase()
+        t.db.beginBatch()
+        _ = try t.db.set(path("/a"), .int(1))            // the batch sees no priorities
+        _ = try t.db.set(path("/b"), json(#"{"x":1,".priority":5}"#))
+        _ = try t.db.set(path("/b"), json(#"{"y":2}"#))   // replaces the node and its priority
+        _ = try t.db.set(path("/c"), .int(1))
+        _ = try t.db.set(path("/c/.priority"), .int(3))
+        _ = try t.db.set(path("/c"), .int(2))
+        _ = try t.db.set(path("/d"), json(#"{"e":{"f":1,".priority":"p"}}"#))
+        _ = try t.db.set(path("/d/e/f"), .null)          // the emptied node loses its priority
+        try t.db.commitBatch()
+        let other = t.another()
+        #expect(try exported(other, "/") == #"{"a":1,"b":{"y":2},"c":2}"#)
+        let raw = try Connection(file: t.file, create: false, timeoutSeconds: 1)
+        #expect(try raw.integer("SELECT count(*) FROM priorities") == 0)
+    }
+
+    @Test func aPriorityOfAnEarlierBatchIsSeenByTheNext() throws {
+        let t = TempDatabase()
+        _ = try t.db.set(path("/b"), json(#"{"x":1,".priority":5}"#))
+        t.db.beginBatch()
+        _ = try t.db.set(path("/a"), .int(1))
+        _ = try t.db.set(path("/b"), .int(2))
+        try t.db.commitBatch()
+        #expect(try exported(t.another(), "/") == #"{"a":1,"b":2}"#)
+    }
+
+    @Test func anIndexAddedInABatchIsKeptByTheLaterWritesOfTheBatch() throws {
+        let t = TempDatabase()
+        let byX = try IndexDefinition(location: "/list", child: "x")
+        t.db.beginBatch()
+        _ = try t.db.set(path("/list/a"), json(#"{"x":2}"#))   // the batch sees no indexes
+        #expect(try t.db.addIndex(byX))
+        _ = try t.db.set(path("/list/b"), json(#"{"x":1}"#))
+        _ = try t.db.set(path("/list/c"), json(#"{"x":3}"#))
+        try t.db.commitBatch()
+        let q = Query(order: .child(path("x")), limit: .first(2))
+        #expect(try t.another().query(path("/list"), q).map(\.key) == ["b", "a"])
+        // And one removed in a batch is no longer kept.
+        t.db.beginBatch()
+        _ = try t.db.set(path("/list/d"), json(#"{"x":0}"#))
+        #expect(try t.db.removeIndex(byX))
+        _ = try t.db.set(path("/list/e"), json(#"{"x":-1}"#))
+        try t.db.commitBatch()
+        let raw = try Connection(file: t.file, create: false, timeoutSeconds: 1)
+        #expect(try raw.integer("SELECT count(*) FROM index_entries") == 0)
+        #expect(try t.another().query(path("/list"), q).map(\.key) == ["e", "d"])
+    }
+
+    @Test func aWriteRolledBackInABatchLeavesNoFactBehind() throws {
+        let t = TempDatabase()
+        t.db.beginBatch()
+        _ = try t.db.set(path("/a"), .int(1))
+        #expect(throws: RTDBError.self) {
+            _ = try t.db.writingInBatch { c in
+                try t.db.write(c, path("/p"), json(#"{"x":1,".priority":1}"#))
+                throw RTDBError(.internal, "failed halfway")
+            }
+        }
+        _ = try t.db.set(path("/q"), json(#"{"y":1,".priority":2}"#))
+        _ = try t.db.set(path("/q"), .int(3))
+        try t.db.commitBatch()
+        #expect(try exported(t.another(), "/") == #"{"a":1,"q":3}"#)
+    }
+}
