@@ -14,20 +14,26 @@ enum RESTTarget: Equatable {
     case rules
 
     init(rawPath: String) throws {
-        // Byte-wise, as the path arrived (a key ends at any "/" byte, whatever follows it).
-        let bytes = rawPath.utf8
-        guard bytes.count >= 5, bytes.suffix(5).elementsEqual(".json".utf8) else {
-            throw RESTError(404, "not found: REST paths end in .json (e.g. /users/ada.json, or /.json for the root)")
-        }
-        let body = Substring(rawPath).utf8.dropLast(5)
-        var keys: [String] = []
-        for rawBytes in body.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: true) {
-            let raw = Substring(rawBytes)
-            let key: String
-            do { key = try PercentCoding.decode(raw) } catch let e as PercentCoding.DecodingError {
-                throw RESTError(400, "Invalid path: \(e.message)")
+        // Byte-wise, as the path arrived (a key ends at any "/" byte, whatever follows it), in
+        // place: no array of pieces, no substring per key.
+        var text = rawPath
+        var keys: [String] = try text.withUTF8 { bytes in
+            let suffix: StaticString = ".json"
+            guard bytes.count >= 5, UnsafeBufferPointer(rebasing: bytes[(bytes.count - 5)...])
+                .elementsEqual(UnsafeBufferPointer(start: suffix.utf8Start, count: 5)) else {
+                throw RESTError(404, "not found: REST paths end in .json (e.g. /users/ada.json, or /.json for the root)")
             }
-            keys.append(key)
+            let end = bytes.count - 5
+            var keys: [String] = []
+            var start = 0
+            for i in 0...end where i == end || bytes[i] == UInt8(ascii: "/") {
+                if i > start {
+                    do { keys.append(try PercentCoding.decode(UnsafeBufferPointer(rebasing: bytes[start..<i]))) }
+                    catch let e as PercentCoding.DecodingError { throw RESTError(400, "Invalid path: \(e.message)") }
+                }
+                start = i + 1
+            }
+            return keys
         }
         if keys.count == 2 && keys[0] == ".inspect" && keys[1] == "databases" { self = .inspectDatabases; return }
         if keys.count == 2 && keys[0] == ".settings" && keys[1] == "rules" { self = .rules; return }

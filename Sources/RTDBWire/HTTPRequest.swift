@@ -150,8 +150,17 @@ enum ASCII {
     @inline(__always) static func lower(_ b: UInt8) -> UInt8 { isCapital(b) ? b + 0x20 : b }
 
     /// The bytes as a string, ASCII letters lowercased (a header name as it arrives).
-    static func lowercased(_ bytes: ArraySlice<UInt8>) -> String {
+    static func lowercased<C: Collection<UInt8>>(_ bytes: C) -> String {
         bytes.contains(where: isCapital) ? String(decoding: bytes.map(lower), as: UTF8.self) : String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// `lowercased` for bytes read in place: written straight into the new string.
+    static func lowercased(_ bytes: Slice<UnsafeBufferPointer<UInt8>>) -> String {
+        String(unsafeUninitializedCapacity: bytes.count) { out in
+            var n = 0
+            for b in bytes { out[n] = lower(b); n += 1 }
+            return n
+        }
     }
 
     static func uppercased(_ s: String) -> String {

@@ -109,7 +109,7 @@ public struct HTTPRequestParser {
                 guard let end = try findBlankLine(limit: limits.maxHeaderBytes, what: "request head") else {
                     return nil
                 }
-                let head = try HTTPRequestParser.parseHead(buffer[start..<end], limits: limits)
+                let head = try buffer.withUnsafeBufferPointer { try HTTPRequestParser.parseHead($0[start..<end], limits: limits) }
                 start = end
                 scanFrom = 0
                 pending = head.request
@@ -144,10 +144,9 @@ public struct HTTPRequestParser {
                 state = .chunked(decoder)
                 guard case .complete(let trailers) = progress else { return nil }
                 if !trailers.isEmpty {
-                    let lines = try HTTPRequestParser.lines(buffer[trailers])
-                    var fields: [(name: String, value: String)] = []
-                    for line in lines { fields.append(try HTTPRequestParser.field(line)) }
-                    pending?.trailers = fields
+                    pending?.trailers = try buffer.withUnsafeBufferPointer { all in
+                        try HTTPRequestParser.lines(all[trailers]).map { try HTTPRequestParser.field($0) }
+                    }
                 }
                 scanFrom = 0
                 return finish()
@@ -233,6 +232,9 @@ public struct HTTPRequestParser {
 
     // MARK: the head
 
+    /// A piece of the buffer, read in place (indices are the buffer's, as with an ArraySlice).
+    typealias Bytes = Slice<UnsafeBufferPointer<UInt8>>
+
     enum Framing: Equatable {
         case none
         case length(Int)
@@ -241,24 +243,31 @@ public struct HTTPRequestParser {
 
     /// Splits a field section into lines (LF or CRLF ends a line), dropping the terminating
     /// blank line. A CR that does not end a line is an error.
-    static func lines(_ bytes: ArraySlice<UInt8>) throws -> [ArraySlice<UInt8>] {
-        var out: [ArraySlice<UInt8>] = []
+    static func lines(_ bytes: Bytes) throws -> [Bytes] {
+        var out: [Bytes] = []
         out.reserveCapacity(8)
+        let base = bytes.base
         var lineStart = bytes.startIndex
-        for i in bytes.indices where bytes[i] == 0x0A {
-            var line = bytes[lineStart..<i]
-            if line.last == 0x0D { line = line.dropLast() }
-            if line.contains(0x0D) {
-                throw HTTPParseError(status: 400, message: "a bare CR in the request head")
+        var i = lineStart
+        while i < bytes.endIndex {
+            if base[i] == 0x0A {
+                var end = i
+                if end > lineStart && base[end - 1] == 0x0D { end -= 1 }
+                var j = lineStart
+                while j < end {
+                    if base[j] == 0x0D { throw HTTPParseError(status: 400, message: "a bare CR in the request head") }
+                    j += 1
+                }
+                if end > lineStart { out.append(base[lineStart..<end]) }
+                lineStart = i + 1
             }
-            if !line.isEmpty { out.append(line) }
-            lineStart = i + 1
+            i += 1
         }
         return out
     }
 
     /// Parses one field line `name: value`.
-    static func field(_ line: ArraySlice<UInt8>) throws -> (name: String, value: String) {
+    static func field(_ line: Bytes) throws -> (name: String, value: String) {
         if line.first == 0x20 || line.first == 0x09 {
             throw HTTPParseError(status: 400, message: "obsolete line folding in a header field")
         }
@@ -280,7 +289,7 @@ public struct HTTPRequestParser {
     }
 
     /// A short printable form of protocol bytes for error messages.
-    static func show(_ bytes: ArraySlice<UInt8>) -> String {
+    static func show<C: Collection<UInt8>>(_ bytes: C) -> String {
         var s = "\""
         for b in bytes.prefix(64) {
             if b >= 0x20 && b < 0x7F && b != 0x22 && b != 0x5C {
@@ -294,7 +303,7 @@ public struct HTTPRequestParser {
         return s + (bytes.count > 64 ? "…\"" : "\"")
     }
 
-    static func parseHead(_ bytes: ArraySlice<UInt8>, limits: HTTPLimits) throws -> (request: HTTPRequest, framing: Framing) {
+    static func parseHead(_ bytes: Bytes, limits: HTTPLimits) throws -> (request: HTTPRequest, framing: Framing) {
         let lines = try lines(bytes)
         guard let requestLine = lines.first else {
             throw HTTPParseError(status: 400, message: "an empty request")
@@ -413,7 +422,7 @@ public struct HTTPRequestParser {
     }
 
     /// `HTTP/1.0` → 0, `HTTP/1.1` (or a later 1.x) → 1; another major version is 505.
-    static func version(_ v: ArraySlice<UInt8>) throws -> Int {
+    static func version(_ v: Bytes) throws -> Int {
         let a = v.startIndex
         guard v.count == 8, v[a] == 0x48, v[a + 1] == 0x54, v[a + 2] == 0x54, v[a + 3] == 0x50, v[a + 4] == 0x2F,
               v[a + 5] >= 0x30 && v[a + 5] <= 0x39, v[a + 6] == 0x2E, v[a + 7] >= 0x30 && v[a + 7] <= 0x39 else {

@@ -64,7 +64,7 @@ public struct HTTPResponse: Sendable {
         var out: [UInt8] = []
         out.reserveCapacity(128 + headers.count * 32 + extra)
         append("HTTP/1.1 ", &out)
-        append(String(status), &out)
+        JSONWriter.appendInt(Int64(status), to: &out)
         out.append(0x20)
         append(HTTPResponse.reason(status), &out)
         append("\r\n", &out)
@@ -81,7 +81,7 @@ public struct HTTPResponse: Sendable {
         let bodyless = HTTPResponse.bodyless(status)
         if !bodyless && !hasLength {
             append("Content-Length: ", &out)
-            append(String(body.count), &out)
+            JSONWriter.appendInt(Int64(body.count), to: &out)
             append("\r\n", &out)
         }
         if !hasConnection {
@@ -96,7 +96,7 @@ public struct HTTPResponse: Sendable {
     }
 
     @inline(__always) private func append(_ s: String, _ out: inout [UInt8]) {
-        out.append(contentsOf: s.utf8)
+        JSONWriter.append(s, to: &out)
     }
 
     /// The reason phrase for a status (RFC 9110's, "Unknown" for others).

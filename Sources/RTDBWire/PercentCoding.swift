@@ -26,7 +26,7 @@ public enum PercentCoding {
     }
 
     /// Decodes the UTF-8 bytes of a piece of a string (cut at ASCII bytes, so valid).
-    static func decode(_ bytes: UnsafeBufferPointer<UInt8>) throws -> String {
+    public static func decode(_ bytes: UnsafeBufferPointer<UInt8>) throws -> String {
         bytes.contains(UInt8(ascii: "%")) ? try decodeEscapes(Array(bytes)) : String(decoding: bytes, as: UTF8.self)
     }
 
