@@ -11,6 +11,9 @@ public enum KeyOrder {
         return intValue(bytes: Array(utf8))
     }
 
+    /// (Inlinable: other modules call it with their byte buffers, and an unspecialized generic
+    /// call goes through the protocol for every byte.)
+    @inlinable
     public static func intValue<C: Collection>(bytes: C) -> Int32? where C.Element == UInt8 {
         let n = bytes.count
         if n == 0 || n > 11 { return nil }
