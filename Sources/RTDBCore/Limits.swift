@@ -93,7 +93,8 @@ public enum Limits {
             try validatePriority(node, path: path.node.keys)
             return
         }
-        try validate(node, depth: path.count, path: path.keys)
+        var keys = path.keys
+        try validate(node, depth: path.count, path: &keys)
     }
 
     /// Checks a priority to be stored for the node at `path` (booleans and objects are refused).
@@ -113,11 +114,12 @@ public enum Limits {
         }
     }
 
-    private static func validate(_ node: Node, depth: Int, path: [String]) throws {
+    /// `path` is the node's keys: extended for each child and restored (no array per node).
+    private static func validate(_ node: Node, depth: Int, path: inout [String]) throws {
         switch node {
         case .prioritized(let base, let p):
             try validatePriority(p, path: path)
-            try validate(base, depth: depth, path: path)
+            try validate(base, depth: depth, path: &path)
         case .string(let s):
             if s.utf8.count > maxStringBytes {
                 throw RTDBError(.tooLarge, "string at \(show(path)) is \(s.utf8.count) bytes; the limit is \(maxStringBytes)")
@@ -138,7 +140,9 @@ public enum Limits {
                 if let problem = keyProblem(e.key) {
                     throw RTDBError(.invalidKey, "invalid key at \(show(path)): \(problem)")
                 }
-                try validate(e.node, depth: depth + 1, path: path + [e.key])
+                path.append(e.key)
+                try validate(e.node, depth: depth + 1, path: &path)
+                path.removeLast()
             }
         default:
             break

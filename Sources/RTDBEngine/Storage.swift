@@ -315,7 +315,8 @@ extension EmbeddedDatabase {
     /// a change of its node. Without `copyData` (a streamed import, whose value was never held
     /// whole) the feed keeps only the operation, and readers read the paths' values.
     func log(_ c: Connection, _ paths: [Path], _ change: LoggedChange, copyData: Bool = true) throws {
-        let text = paths.map { EmbeddedDatabase.encodeString($0.node) }.joined(separator: "\n")
+        let text = paths.count == 1 ? EmbeddedDatabase.encodeString(paths[0].node)
+            : paths.map { EmbeddedDatabase.encodeString($0.node) }.joined(separator: "\n")
         let feed = EmbeddedDatabase.feedColumns(change, copyData: copyData)
         let ins = try c.statement("INSERT INTO log(paths, op, base, data) VALUES(?1, ?2, ?3, ?4)")
         ins.bind(1, text: text)

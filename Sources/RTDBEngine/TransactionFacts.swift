@@ -23,11 +23,15 @@ extension Connection {
     /// A statement that starts or ends a transaction, or rolls part of one back, ends what the
     /// transaction knew.
     func noteTransactionBoundary(_ sql: String) {
-        guard let first = sql.utf8.first, first == UInt8(ascii: "B") || first == UInt8(ascii: "C") || first == UInt8(ascii: "R") else {
-            return
-        }
-        if sql.hasPrefix("BEGIN") || sql.hasPrefix("COMMIT") || sql.hasPrefix("ROLLBACK") || sql.hasPrefix("END") {
+        // By the first two bytes (this runs for every SAVEPOINT and RELEASE of a group commit):
+        // BEGIN, COMMIT, ROLLBACK (TO), END.
+        var bytes = sql.utf8.makeIterator()
+        switch (bytes.next(), bytes.next()) {
+        case (UInt8(ascii: "B"), UInt8(ascii: "E")), (UInt8(ascii: "C"), UInt8(ascii: "O")),
+             (UInt8(ascii: "R"), UInt8(ascii: "O")), (UInt8(ascii: "E"), UInt8(ascii: "N")):
             facts = TransactionFacts()
+        default:
+            return
         }
     }
 

@@ -235,24 +235,26 @@ public final class RESTHandler {
     /// single-label names such as `localhost`.
     /// Read from the bytes in one pass: it runs for every request.
     static func hostLabel(_ host: String) -> String? {
-        let u = host.utf8
-        if u.first == UInt8(ascii: "[") { return nil }   // IPv6 literal
-        let name = u.prefix { $0 != UInt8(ascii: ":") }
-        guard let dot = name.firstIndex(of: UInt8(ascii: ".")), dot != name.startIndex else { return nil }
-        // An IPv4 address: every label digits, none empty.
-        var numeric = true
-        var labelLength = 0
-        for b in name {
-            if b == UInt8(ascii: ".") {
-                if labelLength == 0 { numeric = false }
-                labelLength = 0
-            } else {
-                labelLength += 1
-                if b < 0x30 || b > 0x39 { numeric = false }
+        var host = host
+        return host.withUTF8 { u -> String? in
+            if u.first == UInt8(ascii: "[") { return nil }   // IPv6 literal
+            let end = u.firstIndex(of: UInt8(ascii: ":")) ?? u.count
+            guard let dot = u[..<end].firstIndex(of: UInt8(ascii: ".")), dot != 0 else { return nil }
+            // An IPv4 address: every label digits, none empty.
+            var numeric = true
+            var labelLength = 0
+            for b in u[..<end] {
+                if b == UInt8(ascii: ".") {
+                    if labelLength == 0 { numeric = false }
+                    labelLength = 0
+                } else {
+                    labelLength += 1
+                    if b < 0x30 || b > 0x39 { numeric = false }
+                }
             }
+            if numeric && labelLength > 0 { return nil }
+            return String(decoding: UnsafeBufferPointer(rebasing: u[..<dot]), as: UTF8.self)
         }
-        if numeric && labelLength > 0 { return nil }
-        return String(Substring(name[..<dot]))
     }
 
     /// Per-method parameter rules and value checks.
