@@ -140,9 +140,11 @@ enum ASCII {
     /// Whether `s` is `lowercase` (all lowercase ASCII) but for ASCII case, without a copy.
     static func equals(_ s: String, lowercase: StaticString) -> Bool {
         var s = s
+        let n = lowercase.utf8CodeUnitCount, l = lowercase.utf8Start
         return s.withUTF8 { bytes in
-            bytes.count == lowercase.utf8CodeUnitCount
-                && zip(bytes, UnsafeBufferPointer(start: lowercase.utf8Start, count: lowercase.utf8CodeUnitCount)).allSatisfy { lower($0) == $1 }
+            guard bytes.count == n else { return false }
+            for i in 0..<n where lower(bytes[i]) != l[i] { return false }
+            return true
         }
     }
 

@@ -63,35 +63,35 @@ public struct HTTPResponse: Sendable {
     public func serializeHead(keepAlive: Bool, minorVersion: Int = 1, reserving extra: Int = 0) -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(128 + headers.count * 32 + extra)
-        append("HTTP/1.1 ", &out)
+        JSONWriter.append("HTTP/1.1 " as StaticString, to: &out)
         JSONWriter.appendInt(Int64(status), to: &out)
         out.append(0x20)
         append(HTTPResponse.reason(status), &out)
-        append("\r\n", &out)
+        JSONWriter.append("\r\n" as StaticString, to: &out)
         var hasLength = false
         var hasConnection = false
         for h in headers {
             if ASCII.equals(h.name, lowercase: "content-length") { hasLength = true }
             if ASCII.equals(h.name, lowercase: "connection") { hasConnection = true }
             append(h.name, &out)
-            append(": ", &out)
+            JSONWriter.append(": " as StaticString, to: &out)
             append(h.value, &out)
-            append("\r\n", &out)
+            JSONWriter.append("\r\n" as StaticString, to: &out)
         }
         let bodyless = HTTPResponse.bodyless(status)
         if !bodyless && !hasLength {
-            append("Content-Length: ", &out)
+            JSONWriter.append("Content-Length: " as StaticString, to: &out)
             JSONWriter.appendInt(Int64(body.count), to: &out)
-            append("\r\n", &out)
+            JSONWriter.append("\r\n" as StaticString, to: &out)
         }
         if !hasConnection {
             if !keepAlive {
-                append("Connection: close\r\n", &out)
+                JSONWriter.append("Connection: close\r\n" as StaticString, to: &out)
             } else if minorVersion == 0 {
-                append("Connection: keep-alive\r\n", &out)
+                JSONWriter.append("Connection: keep-alive\r\n" as StaticString, to: &out)
             }
         }
-        append("\r\n", &out)
+        JSONWriter.append("\r\n" as StaticString, to: &out)
         return out
     }
 
