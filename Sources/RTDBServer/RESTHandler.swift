@@ -184,8 +184,10 @@ public final class RESTHandler {
     func effectiveMethod(_ request: HTTPRequest) throws -> String {
         let override = request.header("x-http-method-override") ?? request.queryValue("x-http-method-override")
         guard let override else {
-            if ["GET", "HEAD", "PUT", "POST", "PATCH", "DELETE"].contains(request.method) { return request.method }
-            throw notAllowed(RESTHandler.allowedMethods)
+            switch request.method {
+            case "GET", "HEAD", "PUT", "POST", "PATCH", "DELETE": return request.method
+            default: throw notAllowed(RESTHandler.allowedMethods)
+            }
         }
         guard request.method == "POST" else {
             throw RESTError(400, "a method override is only accepted on POST")

@@ -45,6 +45,21 @@ public struct HTTPRequest: Sendable {
         self.expectsContinue = false
     }
 
+    /// The parser's: every part already read from the head (nothing is split or parsed twice).
+    init(method: String, target: String, rawPath: String, query: [(name: String, value: String)],
+         headers: [(name: String, value: String)], minorVersion: Int) {
+        self.method = method
+        self.target = target
+        self.rawPath = rawPath
+        self.query = query
+        self.headers = headers
+        self.trailers = []
+        self.body = []
+        self.minorVersion = minorVersion
+        self.keepAlive = HTTPRequest.keepAlive(headers: headers, minorVersion: minorVersion)
+        self.expectsContinue = false
+    }
+
     /// The first header named `name` (case-insensitive), or nil.
     public func header(_ name: String) -> String? {
         let lower = ASCII.lowercased(name)
@@ -67,6 +82,15 @@ public struct HTTPRequest: Sendable {
     /// Splits a request-target into its path (before `?`) and its query string (after `?`,
     /// nil when there is no `?`). An absolute-form target loses its scheme and authority.
     static func splitTarget(_ target: String) -> (path: String, query: String?) {
+        if target.utf8.first == UInt8(ascii: "/") {
+            // Origin form ("/path?query"), which nearly every request uses: cut in place.
+            var bytes = target
+            guard let q = bytes.withUTF8({ $0.firstIndex(of: UInt8(ascii: "?")) }) else { return (target, nil) }
+            return bytes.withUTF8 { u in
+                (String(decoding: UnsafeBufferPointer(rebasing: u[..<q]), as: UTF8.self),
+                 String(decoding: UnsafeBufferPointer(rebasing: u[(q + 1)...]), as: UTF8.self))
+            }
+        }
         var t = Substring(target)
         // Origin form ("/path?query"), which nearly every request uses, cannot be absolute form.
         let lower = target.utf8.first == UInt8(ascii: "/") ? "" : ASCII.lowercased(String(t.prefix(8)))

@@ -350,11 +350,8 @@ public struct HTTPRequestParser {
             throw HTTPParseError(status: 400, message: "malformed query string: \(e.message)")
         }
 
-        var request = HTTPRequest(method: method, target: target, headers: [], body: [], minorVersion: minor)
-        request.rawPath = split.path
-        request.query = query
-        request.headers = headers
-        request.keepAlive = HTTPRequest.keepAlive(headers: headers, minorVersion: minor)
+        var request = HTTPRequest(method: method, target: target, rawPath: split.path, query: query,
+                                  headers: headers, minorVersion: minor)
 
         if minor >= 1 {
             var hosts = 0
