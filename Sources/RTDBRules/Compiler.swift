@@ -19,6 +19,16 @@ enum StringMethod: String {
     case contains, beginsWith, endsWith, replace, toLowerCase, toUpperCase, matches
 }
 
+/// The order comparisons (numbers with numbers, strings with strings).
+enum Comparison: String {
+    case less = "<", lessOrEqual = "<=", greater = ">", greaterOrEqual = ">="
+}
+
+/// The arithmetic operators; `+` also joins strings.
+enum Arithmetic: String {
+    case add = "+", subtract = "-", multiply = "*", divide = "/", remainder = "%"
+}
+
 enum QueryField: String {
     case orderByKey, orderByValue, orderByPriority, orderByChild, startAt, endAt, equalTo, limitToFirst, limitToLast
 }
@@ -32,7 +42,9 @@ indirect enum Code {
     case data
     case newData
     case query(QueryField)
-    case wildcard(String)
+    /// A `$` variable, by its position among those bound at and above the rule's location
+    /// (outermost first: the order a check binds them in as it walks down).
+    case wildcard(Int)
     /// A member of an object (`auth.x`, `auth[$k]`), or `length` of a string.
     case member(Code, Code)
     case snapshot(Code, SnapshotMethod, [Code])
@@ -41,9 +53,9 @@ indirect enum Code {
     case matches(Code, RuleRegex)
     case not(Code)
     case negate(Code)
-    case arithmetic(String, Code, Code)
+    case arithmetic(Arithmetic, Code, Code)
     case equal(Code, Code, negated: Bool)
-    case compare(String, Code, Code)
+    case compare(Comparison, Code, Code)
     case and(Code, Code)
     case or(Code, Code)
     case conditional(Code, Code, Code)
@@ -58,7 +70,7 @@ enum RuleKind: String {
 /// offending token, which rejects the whole rules document.
 struct Compiler {
     let kind: RuleKind
-    /// `$` variables bound at or above the rule's node.
+    /// `$` variables bound at or above the rule's node, outermost first.
     let wildcards: [String]
 
     func compileRule(_ s: Syntax) throws -> Code {
@@ -125,8 +137,8 @@ struct Compiler {
         case "newData" where kind != .read: return (.newData, .snapshot)
         case "query": return (.constant(.null), .query)
         default:
-            if name.hasPrefix("$"), wildcards.contains(where: { KeyOrder.same($0, name) }) {
-                return (.wildcard(name), .string)
+            if name.hasPrefix("$"), let position = wildcards.lastIndex(where: { KeyOrder.same($0, name) }) {
+                return (.wildcard(position), .string)
             }
             throw ExpressionError(offset, "Unknown variable '\(Limits.cut(name))'.")
         }
@@ -262,18 +274,20 @@ struct Compiler {
             for (t, side) in [(lt, "left"), (rt, "right")] where !t.isComparable || t == .bool {
                 throw ExpressionError(offset, "Invalid \(op) expression: \(side) operand is not a number or string.")
             }
-            return (.compare(op, lc, rc), .bool)
+            guard let comparison = Comparison(rawValue: op) else { throw ExpressionError(offset, "Parse error.") }
+            return (.compare(comparison, lc, rc), .bool)
         case "+":
             for (t, side) in [(lt, "left"), (rt, "right")] where !(t == .number || t == .string || t.isUnknown) {
                 throw ExpressionError(offset, "Invalid + expression: \(side) operand is not a number or string.")
             }
             let type: StaticType = (lt == .string || rt == .string) ? .string : (lt == .number && rt == .number ? .number : .anyPrimitive)
-            return (.arithmetic(op, lc, rc), type)
+            return (.arithmetic(.add, lc, rc), type)
         default:   // - * / %
             for (t, side) in [(lt, "left"), (rt, "right")] where !t.isNumberLike {
                 throw ExpressionError(offset, "Invalid \(op) expression: \(side) operand is not a number.")
             }
-            return (.arithmetic(op, lc, rc), .number)
+            guard let arithmetic = Arithmetic(rawValue: op) else { throw ExpressionError(offset, "Parse error.") }
+            return (.arithmetic(arithmetic, lc, rc), .number)
         }
     }
 }

@@ -347,10 +347,11 @@ extension RESTHandler {
 }
 
 extension RuleData {
-    /// The data rules read, as stored: with priorities (the export form), so that
+    /// The data rules read, as stored: `data.old` with priorities (the export form), so that
     /// `getPriority()` answers the stored priority and a transaction's hash or an ETag checked
-    /// against `data.old` covers the priority, as the client's does.
+    /// against it covers the priority, as the client's does; without them (one lookup fewer)
+    /// for every other rule method.
     static func stored(in db: Database) -> RuleData {
-        RuleData(read: { try db.export($0) })
+        RuleData(read: { try db.export($0) }, readPlain: { try db.get($0) })
     }
 }
