@@ -87,6 +87,7 @@ public enum KeyOrder {
 
     /// Byte-for-byte key equality (Swift's `==` on String uses canonical equivalence, which
     /// would merge keys that Firebase keeps apart).
+    @inlinable
     public static func same(_ a: String, _ b: String) -> Bool {
         if a.utf8.count != b.utf8.count { return false }
         // Native strings' bytes compared in place, by index (`elementsEqual` walks iterators,
