@@ -49,6 +49,9 @@ indirect enum Code {
     case member(Code, Code)
     case snapshot(Code, SnapshotMethod, [Code])
     case hasChildrenList(Code, [Code])
+    /// A literal argument of `child()`, `hasChild()` or `hasChildren()`, with its keys split
+    /// and checked when the rules load (nil: an invalid key, an error where it is used).
+    case childKeys(String, [String]?)
     case string(Code, StringMethod, [Code])
     case matches(Code, RuleRegex)
     case not(Code)
@@ -202,6 +205,13 @@ struct Compiler {
         return c
     }
 
+    /// A path argument: a literal's keys are split and checked once, here, not on every use.
+    func childArgument(_ s: Syntax, _ method: String) throws -> Code {
+        let code = try stringArgument(s, method)
+        if case .constant(.string(let text)) = code { return .childKeys(text, Evaluator.keys(text)) }
+        return code
+    }
+
     func snapshotCall(_ b: Code, _ m: SnapshotMethod, _ args: [Syntax], _ offset: Int) throws -> (Code, StaticType) {
         switch m {
         case .val, .getPriority:
@@ -215,10 +225,10 @@ struct Compiler {
             return (.snapshot(b, m, []), .bool)
         case .child:
             try arity(args, 1, m.rawValue, offset)
-            return (.snapshot(b, m, [try stringArgument(args[0], m.rawValue)]), .snapshot)
+            return (.snapshot(b, m, [try childArgument(args[0], m.rawValue)]), .snapshot)
         case .hasChild:
             try arity(args, 1, m.rawValue, offset)
-            return (.snapshot(b, m, [try stringArgument(args[0], m.rawValue)]), .bool)
+            return (.snapshot(b, m, [try childArgument(args[0], m.rawValue)]), .bool)
         case .hasChildren:
             if args.isEmpty { return (.snapshot(b, m, []), .bool) }
             try arity(args, 1, m.rawValue, offset)
@@ -226,7 +236,7 @@ struct Compiler {
                 throw ExpressionError(args[0].offset, "Invalid argument to hasChildren(): expected an array of strings.")
             }
             if items.isEmpty { throw ExpressionError(args[0].offset, "Invalid argument to hasChildren(): the array is empty.") }
-            return (.hasChildrenList(b, try items.map { try stringArgument($0, "hasChildren") }), .bool)
+            return (.hasChildrenList(b, try items.map { try childArgument($0, "hasChildren") }), .bool)
         }
     }
 

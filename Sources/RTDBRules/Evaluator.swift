@@ -111,6 +111,7 @@ struct Evaluator {
         try step()
         switch code {
         case .constant(let v): return v
+        case .childKeys(let text, _): return .string(text)
         case .auth: return scope.context.auth
         case .now: return .number(scope.context.now)
         case .root: return .snapshot(Snapshot(new: false, path: .root))
@@ -134,8 +135,7 @@ struct Evaluator {
         case .hasChildrenList(let base, let items):
             let snap = try snapshot(base)
             for item in items {
-                guard case .string(let p) = try eval(item) else { throw RuleFailure() }
-                if try value(of: snap, child: p).isNull { return .bool(false) }
+                if try value(of: snap, child: try childKeys(item)).isNull { return .bool(false) }
             }
             return .bool(true)
         case .string(let base, let m, let args):
@@ -220,56 +220,63 @@ struct Evaluator {
         return try snap.new ? data.after(snap.path, priorities: priorities) : data.before(snap.path, priorities: priorities)
     }
 
-    /// `child(p)`: `p` may hold several keys separated by `/`; empty segments are skipped;
-    /// an invalid key or a path past the depth limit is an error.
-    func child(_ snap: Snapshot, _ p: String) throws -> Snapshot {
-        var keys = snap.path.keys
-        var known = snap.known
-        try Evaluator.forEachKey(p) { key in
-            keys.append(key)
-            if case .known(let node) = known { known = .known(node.child(key)) }
+    /// The keys the `child()` argument `code` names: split when the rules loaded for a
+    /// literal (still a step of the budget), else from its value now.
+    mutating func childKeys(_ code: Code) throws -> [String] {
+        if case .childKeys(_, let keys) = code {
+            try step()
+            guard let keys else { throw RuleFailure() }
+            return keys
         }
-        if keys.count > Limits.maxDepth { throw RuleFailure() }
-        return Snapshot(new: snap.new, path: Path(validatedKeys: keys), known: known)
+        guard case .string(let p) = try eval(code), let keys = Evaluator.keys(p) else { throw RuleFailure() }
+        return keys
     }
 
-    /// The value at `child(p)` of `snap`: walked down a value already held, without building
-    /// the path, else looked up.
-    func value(of snap: Snapshot, child p: String) throws -> Node {
-        guard case .known(var v) = snap.known else { return try value(of: child(snap, p)) }
-        var depth = snap.path.count
-        try Evaluator.forEachKey(p) { key in
-            depth += 1
-            v = v.child(key)
-        }
-        if depth > Limits.maxDepth { throw RuleFailure() }
-        return v
-    }
-
-    /// Each key of a `child()` argument, in order; an invalid key is an error.
-    static func forEachKey(_ p: String, _ body: (String) throws -> Void) throws {
+    /// The keys of a `child()` path: `p` may hold several separated by `/`; empty segments are
+    /// skipped; nil when a key is invalid.
+    static func keys(_ p: String) -> [String]? {
         let slash = UInt8(ascii: "/")
         var text = p
         if !text.withUTF8({ $0.contains(slash) }) {
             // One key, the common case: the argument itself, not a copy.
-            if p.isEmpty { return }
-            if Limits.keyProblem(p) != nil { throw RuleFailure() }
-            try body(p)
-            return
+            if p.isEmpty { return [] }
+            return Limits.keyProblem(p) == nil ? [p] : nil
         }
+        var keys: [String] = []
         for seg in p.utf8.split(separator: slash, omittingEmptySubsequences: true) {
             let key = String(decoding: seg, as: UTF8.self)
-            if Limits.keyProblem(key) != nil { throw RuleFailure() }
-            try body(key)
+            if Limits.keyProblem(key) != nil { return nil }
+            keys.append(key)
         }
+        return keys
+    }
+
+    /// `child()`: the snapshot `keys` below `snap`; a path past the depth limit is an error.
+    func child(_ snap: Snapshot, _ keys: [String]) throws -> Snapshot {
+        if snap.path.count + keys.count > Limits.maxDepth { throw RuleFailure() }
+        var known = snap.known
+        if case .known(var node) = known {
+            for key in keys { node = node.child(key) }
+            known = .known(node)
+        }
+        return Snapshot(new: snap.new, path: Path(validatedKeys: snap.path.keys + keys), known: known)
+    }
+
+    /// The value `keys` below `snap`: walked down a value already held, without building the
+    /// path, else looked up.
+    func value(of snap: Snapshot, child keys: [String]) throws -> Node {
+        guard case .known(var v) = snap.known else { return try value(of: child(snap, keys)) }
+        if snap.path.count + keys.count > Limits.maxDepth { throw RuleFailure() }
+        for key in keys { v = v.child(key) }
+        return v
     }
 
     mutating func snapshotMethod(_ snap: Snapshot, _ m: SnapshotMethod, _ args: [Code]) throws -> RuleValue {
         switch m {
         case .child, .hasChild:
-            guard case .string(let p) = try eval(args[0]) else { throw RuleFailure() }
-            if m == .child { return .snapshot(try child(snap, p)) }
-            return .bool(!(try value(of: snap, child: p)).isNull)
+            let keys = try childKeys(args[0])
+            if m == .child { return .snapshot(try child(snap, keys)) }
+            return .bool(!(try value(of: snap, child: keys)).isNull)
         case .parent:
             guard let parent = snap.path.parent else { throw RuleFailure() }
             return .snapshot(Snapshot(new: snap.new, path: parent))
