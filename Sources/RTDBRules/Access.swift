@@ -52,18 +52,26 @@ extension RuleSet {
     /// new data is `written` and its children, handed down with the walk, unless another write
     /// reaches inside this one (`RuleContext.handsDown`); then each location is looked up.
     func canWrite(_ path: Path, _ written: Node, _ context: RuleContext) -> Bool {
-        // Walk the chain root..path: look for a grant, note the validations.
+        // Walk the chain root..path looking for a grant. A validation on the chain is checked
+        // once a grant is found (all must hold in the end, so the order does not matter), the
+        // ones above the grant when the walk is over.
         var node: TreeNode? = root
         var wild: [String] = []
         var granted = false
-        var validations: [(rule: Rule, depth: Int, wild: [String])] = []
+        var pending: [(rule: Rule, depth: Int, wild: [String])] = []
         var depth = 0
         while let n = node {
-            if let rule = n.validate { validations.append((rule, depth, wild)) }
             if !granted, let rule = n.write {
                 let scope = Scope(context: context, location: RuleSet.prefix(path, depth), wildcards: wild,
                                   newValue: depth == path.count && context.handsDown ? .known(written) : .unknown)
                 granted = Evaluator.allows(rule.code, scope)
+            }
+            if let rule = n.validate {
+                if !granted {
+                    pending.append((rule, depth, wild))
+                } else if !validates(rule, path, depth, written, wild, context) {
+                    return false
+                }
             }
             guard depth < path.count else { break }
             let key = path.keys[depth]
@@ -73,19 +81,24 @@ extension RuleSet {
             node = next
         }
         guard granted else { return false }
-        // Ancestors (and the location itself) are validated on the merged new data.
-        for (rule, depth, w) in validations {
-            let location = RuleSet.prefix(path, depth)
-            let atWrite = context.handsDown && depth == path.count
-            guard let value = atWrite ? written : try? context.data.after(location, priorities: false) else { return false }
-            if value.isNull { continue }
-            let scope = Scope(context: context, location: location, wildcards: w, newValue: atWrite ? .known(value) : .unknown)
-            if !Evaluator.allows(rule.code, scope) { return false }
-        }
+        for p in pending where !validates(p.rule, path, p.depth, written, p.wild, context) { return false }
         // Descendants of the written location, following the new value and the rule tree.
         guard let last = node, !last.isLeaf else { return true }
         guard let value = context.handsDown ? written : try? context.data.after(path, priorities: false) else { return false }
         return validateBelow(last, value, path, wild, context)
+    }
+
+    /// Whether a `.validate` on the chain of a write to `path`, `depth` keys down, holds: on the
+    /// merged new data there (the written value itself at the write's location), and trivially
+    /// where that is null.
+    private func validates(_ rule: Rule, _ path: Path, _ depth: Int, _ written: Node, _ wild: [String],
+                           _ context: RuleContext) -> Bool {
+        let location = RuleSet.prefix(path, depth)
+        let atWrite = context.handsDown && depth == path.count
+        guard let value = atWrite ? written : try? context.data.after(location, priorities: false) else { return false }
+        if value.isNull { return true }
+        let scope = Scope(context: context, location: location, wildcards: wild, newValue: atWrite ? .known(value) : .unknown)
+        return Evaluator.allows(rule.code, scope)
     }
 
     private func validateBelow(_ node: TreeNode, _ value: Node, _ location: Path, _ wild: [String],

@@ -131,6 +131,12 @@ struct Evaluator {
             default: throw RuleFailure()
             }
         case .snapshot(let base, let m, let args):
+            // A value method of newData where the check holds the value: no snapshot to make
+            // (its step counted as `snapshot(_:)` would).
+            if case .newData = base, case .known(let node) = scope.newValue, let answer = Evaluator.answer(m, of: node) {
+                try step()
+                return answer
+            }
             return try snapshotMethod(try snapshot(base), m, args)
         case .hasChildrenList(let base, let items):
             let snap = try snapshot(base)
@@ -280,21 +286,30 @@ struct Evaluator {
         case .parent:
             guard let parent = snap.path.parent else { throw RuleFailure() }
             return .snapshot(Snapshot(new: snap.new, path: parent))
-        case .val:
-            let v = try value(of: snap)
-            return v.isObject ? .opaque : RuleValue(auth: v)
-        case .exists: return .bool(!(try value(of: snap)).isNull)
-        case .hasChildren: return .bool((try value(of: snap)).isObject)
-        case .getPriority: return RuleValue(auth: (try value(of: snap, priorities: true)).priority)
+        default:
+            guard let answer = Evaluator.answer(m, of: try value(of: snap, priorities: m == .getPriority)) else { throw RuleFailure() }
+            return answer
+        }
+    }
+
+    /// What a method that reads only the snapshot's value answers for `v`; nil for `child`,
+    /// `hasChild` and `parent`, which need its location.
+    static func answer(_ m: SnapshotMethod, of v: Node) -> RuleValue? {
+        switch m {
+        case .val: return v.isObject ? .opaque : RuleValue(auth: v)
+        case .exists: return .bool(!v.isNull)
+        case .hasChildren: return .bool(v.isObject)
+        case .getPriority: return RuleValue(auth: v.priority)
         // A priority never hides the value's type: the checks look at the value beneath it.
         case .isNumber:
-            switch try value(of: snap).unprioritized { case .int, .double: return .bool(true); default: return .bool(false) }
+            switch v.unprioritized { case .int, .double: return .bool(true); default: return .bool(false) }
         case .isString:
-            if case .string = try value(of: snap).unprioritized { return .bool(true) }
+            if case .string = v.unprioritized { return .bool(true) }
             return .bool(false)
         case .isBoolean:
-            if case .bool = try value(of: snap).unprioritized { return .bool(true) }
+            if case .bool = v.unprioritized { return .bool(true) }
             return .bool(false)
+        case .child, .hasChild, .parent: return nil
         }
     }
 

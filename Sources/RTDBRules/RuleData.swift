@@ -53,7 +53,7 @@ public final class RuleData {
         }
         if let best {
             if best.path.count == path.count { return best.value }
-            return best.value.child(at: Path(validatedKeys: Array(path.keys[best.path.count...])))
+            return RuleData.descend(best.value, path.keys[best.path.count...])
         }
         let plain = priorities ? nil : readPlain
         let v = try plain.map { try $0(path) } ?? read(path)
@@ -68,11 +68,21 @@ public final class RuleData {
         if writes.isEmpty { return try before(path, priorities: priorities) }
         // Inside a write: that write's value decides.
         for w in writes where w.path.contains(path) {
-            return w.value.child(at: Path(validatedKeys: Array(path.keys[w.path.count...])))
+            return RuleData.descend(w.value, path.keys[w.path.count...])
         }
         var value = try before(path, priorities: priorities)
         for w in writes where path.contains(w.path) {
             value = value.setting(Path(validatedKeys: Array(w.path.keys[path.count...])), to: w.value)
+        }
+        return value
+    }
+
+    /// The value `keys` below `node`, walked in place (no path built for the rest).
+    static func descend(_ node: Node, _ keys: ArraySlice<String>) -> Node {
+        var value = node
+        for key in keys {
+            value = value.child(key)
+            if value.isNull { break }
         }
         return value
     }
