@@ -64,7 +64,7 @@ extension RuleSet {
             if !granted, let rule = n.write {
                 let scope = Scope(context: context, location: RuleSet.prefix(path, depth), wildcards: wild,
                                   newValue: depth == path.count && context.handsDown ? .known(written) : .unknown)
-                granted = Evaluator.allows(rule.code, scope)
+                granted = Evaluator.allows(rule.code, consume scope)
             }
             if let rule = n.validate {
                 if !granted {
@@ -98,7 +98,7 @@ extension RuleSet {
         guard let value = atWrite ? written : try? context.data.after(location, priorities: false) else { return false }
         if value.isNull { return true }
         let scope = Scope(context: context, location: location, wildcards: wild, newValue: atWrite ? .known(value) : .unknown)
-        return Evaluator.allows(rule.code, scope)
+        return Evaluator.allows(rule.code, consume scope)
     }
 
     private func validateBelow(_ node: TreeNode, _ value: Node, _ location: Path, _ wild: [String],
@@ -107,15 +107,14 @@ extension RuleSet {
             guard let (child, binds) = node.match(entry.key) else { continue }
             // A rule node with nothing to check here or below costs nothing.
             if child.validate == nil && child.isLeaf { continue }
-            let loc = location.appending(entry.key)
             var w = wild
             if binds { w.append(entry.key) }
             if let rule = child.validate {
-                let scope = Scope(context: context, location: loc, wildcards: w,
+                let scope = Scope(context: context, location: location, key: entry.key, wildcards: w,
                                   newValue: context.handsDown ? .known(entry.node) : .unknown)
-                if !Evaluator.allows(rule.code, scope) { return false }
+                if !Evaluator.allows(rule.code, consume scope) { return false }
             }
-            if !child.isLeaf && !validateBelow(child, entry.node, loc, w, context) { return false }
+            if !child.isLeaf && !validateBelow(child, entry.node, location.appending(entry.key), w, context) { return false }
         }
         return true
     }

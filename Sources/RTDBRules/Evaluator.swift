@@ -80,12 +80,24 @@ final class RuleContext {
 /// Everything one rule evaluation sees.
 struct Scope {
     let context: RuleContext
-    let location: Path
+    /// The rule's location: `base`, or its child `key`. Joined into one path only when the rule
+    /// needs it (a lookup, `child()`, `parent()`): a validation below a write that only asks
+    /// what newData's value is never builds it.
+    let base: Path
+    var key: String? = nil
     /// The values bound to the `$` variables of the rule's location and its ancestors,
     /// outermost first: compiled rules name them by position (`Code.wildcard`).
     let wildcards: [String]
-    /// The new value at `location` when the check already holds it.
+    /// The new value at the location when the check already holds it.
     var newValue: Held = .unknown
+
+    init(context: RuleContext, location: Path, key: String? = nil, wildcards: [String], newValue: Held = .unknown) {
+        self.context = context
+        base = location
+        self.key = key
+        self.wildcards = wildcards
+        self.newValue = newValue
+    }
 }
 
 /// Evaluates checked code. Any runtime error aborts the whole expression (`RuleFailure`), and
@@ -94,6 +106,20 @@ struct Evaluator {
     let scope: Scope
     var steps = 0
     static let maxSteps = 100_000
+    /// The rule's location, once joined.
+    private var joined: Path? = nil
+
+    init(scope: consuming Scope) {
+        self.scope = scope
+    }
+
+    /// The rule's location as one path (joined on first use).
+    mutating func location() -> Path {
+        if let joined { return joined }
+        let path = scope.key.map { scope.base.appending($0) } ?? scope.base
+        joined = path
+        return path
+    }
 
     static func allows(_ code: Code, _ scope: consuming Scope) -> Bool {
         var e = Evaluator(scope: scope)
@@ -115,8 +141,8 @@ struct Evaluator {
         case .auth: return scope.context.auth
         case .now: return .number(scope.context.now)
         case .root: return .snapshot(Snapshot(new: false, path: .root))
-        case .data: return .snapshot(Snapshot(new: false, path: scope.location))
-        case .newData: return .snapshot(Snapshot(new: true, path: scope.location, known: scope.newValue))
+        case .data: return .snapshot(Snapshot(new: false, path: location()))
+        case .newData: return .snapshot(Snapshot(new: true, path: location(), known: scope.newValue))
         case .query(let f): return queryField(f)
         case .wildcard(let position):
             guard position < scope.wildcards.count else { throw RuleFailure() }
@@ -141,7 +167,8 @@ struct Evaluator {
         case .hasChildrenList(let base, let items):
             let snap = try snapshot(base)
             for item in items {
-                if try value(of: snap, child: try childKeys(item)).isNull { return .bool(false) }
+                let keys = try childKeys(item)
+                if try value(of: snap, child: keys).isNull { return .bool(false) }
             }
             return .bool(true)
         case .string(let base, let m, let args):
@@ -163,7 +190,7 @@ struct Evaluator {
             guard case .number(let n) = try eval(c) else { throw RuleFailure() }
             return .number(-n)
         case .arithmetic(let op, let l, let r):
-            return try arithmetic(op, try eval(l), try eval(r))
+            return try Evaluator.arithmetic(op, try eval(l), try eval(r))
         case .equal(let l, let r, let negated):
             let same = Evaluator.equal(try eval(l), try eval(r))
             return .bool(same != negated)
@@ -208,10 +235,10 @@ struct Evaluator {
         switch code {
         case .data:
             try step()
-            return Snapshot(new: false, path: scope.location)
+            return Snapshot(new: false, path: location())
         case .newData:
             try step()
-            return Snapshot(new: true, path: scope.location, known: scope.newValue)
+            return Snapshot(new: true, path: location(), known: scope.newValue)
         default:
             guard case .snapshot(let snap) = try eval(code) else { throw RuleFailure() }
             return snap
@@ -355,7 +382,7 @@ struct Evaluator {
         return String(decoding: out, as: UTF8.self)
     }
 
-    func arithmetic(_ op: Arithmetic, _ l: RuleValue, _ r: RuleValue) throws -> RuleValue {
+    static func arithmetic(_ op: Arithmetic, _ l: RuleValue, _ r: RuleValue) throws -> RuleValue {
         switch (op, l, r) {
         case let (_, .number(a), .number(b)):
             switch op {
