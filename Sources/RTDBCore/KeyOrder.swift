@@ -90,11 +90,20 @@ public enum KeyOrder {
 
     /// Byte-for-byte key equality (Swift's `==` on String uses canonical equivalence, which
     /// would merge keys that Firebase keeps apart).
+    @inlinable
     public static func same(_ a: String, _ b: String) -> Bool {
         if a.utf8.count != b.utf8.count { return false }
-        // Native strings' bytes compared in place; others (bridged, small) one by one.
+        // Native strings' bytes compared in place, by index (`elementsEqual` walks iterators,
+        // several times slower on the short keys paths are made of); others one by one.
         let inPlace = a.utf8.withContiguousStorageIfAvailable { pa in
-            b.utf8.withContiguousStorageIfAvailable { pb in pa.elementsEqual(pb) }
+            b.utf8.withContiguousStorageIfAvailable { pb in
+                var i = 0
+                while i < pa.count {
+                    if pa[i] != pb[i] { return false }
+                    i += 1
+                }
+                return true
+            }
         }
         if let inPlace, let result = inPlace { return result }
         return a.utf8.elementsEqual(b.utf8)

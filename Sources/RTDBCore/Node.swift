@@ -145,6 +145,12 @@ public enum Node: Sendable {
             if case .prioritized(let base, _) = self { return base.child(key) }
             return .null
         }
+        // A few children: comparing bytes for equality is cheaper than ordering keys (two keys
+        // are the same child only when byte for byte the same).
+        if list.count <= 8 {
+            for e in list where KeyOrder.same(e.key, key) { return e.node }
+            return .null
+        }
         let i = Node.search(list, key)
         return i >= 0 ? list[i].node : .null
     }

@@ -61,7 +61,14 @@ public struct Path: Sendable, CustomStringConvertible {
     /// True when this path is `/.info` or below it (read-only in Firebase).
     public var isInfo: Bool { keys.first.map { KeyOrder.same($0, ".info") } ?? false }
 
-    public func appending(_ key: String) -> Path { Path(validatedKeys: keys + [key]) }
+    public func appending(_ key: String) -> Path {
+        // One array, sized once (`keys + [key]` builds a second one for the key).
+        var k: [String] = []
+        k.reserveCapacity(keys.count + 1)
+        k.append(contentsOf: keys)
+        k.append(key)
+        return Path(validatedKeys: k)
+    }
     public func appending(_ other: Path) -> Path { Path(validatedKeys: keys + other.keys) }
 
     /// `self` is `other` or an ancestor of it (segment-wise, byte-exact).

@@ -19,25 +19,22 @@ extension RuleSet {
     /// the whole subtree; nothing below the location grants it.
     public func canRead(_ path: Path, principal: Principal, query: RuleQuery = RuleQuery(), now: Int64, data: RuleData) -> Bool {
         if case .admin = principal { return true }
-        var node: TreeNode? = root
-        var wild: [(name: String, value: String)] = []
-        var location = Path.root
+        let context = RuleContext(principal: principal, now: now, data: data, query: query)
+        var node = root
+        var wild: [String] = []
         var depth = 0
-        while let n = node {
-            if let rule = n.read {
-                let scope = Scope(auth: principal.authValue, now: Double(now), data: data, query: query,
-                                  location: location, wildcards: wild)
-                if Evaluator.allows(rule.code, scope) { return true }
+        while true {
+            if let rule = node.read,
+               Evaluator.allows(rule.code, Scope(context: context, location: RuleSet.prefix(path, depth), wildcards: wild)) {
+                return true
             }
-            guard depth < path.count else { break }
+            guard depth < path.count else { return false }
             let key = path.keys[depth]
+            guard let (next, binds) = node.match(key) else { return false }
             depth += 1
-            location = location.appending(key)
-            guard let (next, binding) = n.match(key) else { break }
-            if let binding { wild.append(binding) }
+            if binds { wild.append(key) }
             node = next
         }
-        return false
     }
 
     /// Whether a write is allowed, for every write of one operation, against the same
@@ -46,61 +43,85 @@ extension RuleSet {
     /// new data is not null. All or nothing.
     public func canWrite(principal: Principal, now: Int64, data: RuleData) -> Bool {
         if case .admin = principal { return true }
-        for w in data.writes where !canWrite(w.path, principal: principal, now: now, data: data) { return false }
+        let context = RuleContext(principal: principal, now: now, data: data)
+        for w in data.writes where !canWrite(w.path, w.value, context) { return false }
         return true
     }
 
-    func canWrite(_ path: Path, principal: Principal, now: Int64, data: RuleData) -> Bool {
-        let auth = principal.authValue
-        let time = Double(now)
-        func scope(_ location: Path, _ wild: [(name: String, value: String)]) -> Scope {
-            Scope(auth: auth, now: time, data: data, query: RuleQuery(), location: location, wildcards: wild)
-        }
-        // Walk the chain root..path: look for a grant, collect the validations.
+    /// One write of the operation: `written` is its value at `path`. At and below `path` the
+    /// new data is `written` and its children, handed down with the walk, unless another write
+    /// reaches inside this one (`RuleContext.handsDown`); then each location is looked up.
+    func canWrite(_ path: Path, _ written: Node, _ context: RuleContext) -> Bool {
+        // Walk the chain root..path looking for a grant. A validation on the chain is checked
+        // once a grant is found (all must hold in the end, so the order does not matter), the
+        // ones above the grant when the walk is over.
         var node: TreeNode? = root
-        var wild: [(name: String, value: String)] = []
-        var location = Path.root
+        var wild: [String] = []
         var granted = false
-        var chain: [(node: TreeNode, location: Path, wild: [(name: String, value: String)])] = []
+        var pending: [(rule: Rule, depth: Int, wild: [String])] = []
         var depth = 0
         while let n = node {
-            chain.append((n, location, wild))
-            if !granted, let rule = n.write, Evaluator.allows(rule.code, scope(location, wild)) { granted = true }
+            if !granted, let rule = n.write {
+                let scope = Scope(context: context, location: RuleSet.prefix(path, depth), wildcards: wild,
+                                  newValue: depth == path.count && context.handsDown ? .known(written) : .unknown)
+                granted = Evaluator.allows(rule.code, consume scope)
+            }
+            if let rule = n.validate {
+                if !granted {
+                    pending.append((rule, depth, wild))
+                } else if !validates(rule, path, depth, written, wild, context) {
+                    return false
+                }
+            }
             guard depth < path.count else { break }
             let key = path.keys[depth]
+            guard let (next, binds) = n.match(key) else { node = nil; break }
             depth += 1
-            location = location.appending(key)
-            guard let (next, binding) = n.match(key) else { node = nil; break }
-            if let binding { wild.append(binding) }
+            if binds { wild.append(key) }
             node = next
         }
         guard granted else { return false }
-        // Ancestors (and the location itself) are validated on the merged new data.
-        for (n, loc, w) in chain {
-            guard let rule = n.validate else { continue }
-            guard let value = try? data.new(loc) else { return false }
-            if value.isNull { continue }
-            if !Evaluator.allows(rule.code, scope(loc, w)) { return false }
-        }
+        for p in pending where !validates(p.rule, path, p.depth, written, p.wild, context) { return false }
         // Descendants of the written location, following the new value and the rule tree.
-        guard node != nil, chain.count == path.count + 1, let last = chain.last else { return true }
-        guard let value = try? data.new(path) else { return false }
-        return validateBelow(last.node, value, path, last.wild, scope)
+        guard let last = node, !last.isLeaf else { return true }
+        guard let value = context.handsDown ? written : try? context.data.after(path, priorities: false) else { return false }
+        return validateBelow(last, value, path, wild, context)
     }
 
-    private func validateBelow(_ node: TreeNode, _ value: Node, _ location: Path,
-                               _ wild: [(name: String, value: String)],
-                               _ scope: (Path, [(name: String, value: String)]) -> Scope) -> Bool {
-        if node.children.isEmpty && node.wildcard == nil { return true }
+    /// Whether a `.validate` on the chain of a write to `path`, `depth` keys down, holds: on the
+    /// merged new data there (the written value itself at the write's location), and trivially
+    /// where that is null.
+    private func validates(_ rule: Rule, _ path: Path, _ depth: Int, _ written: Node, _ wild: [String],
+                           _ context: RuleContext) -> Bool {
+        let location = RuleSet.prefix(path, depth)
+        let atWrite = context.handsDown && depth == path.count
+        guard let value = atWrite ? written : try? context.data.after(location, priorities: false) else { return false }
+        if value.isNull { return true }
+        let scope = Scope(context: context, location: location, wildcards: wild, newValue: atWrite ? .known(value) : .unknown)
+        return Evaluator.allows(rule.code, consume scope)
+    }
+
+    private func validateBelow(_ node: TreeNode, _ value: Node, _ location: Path, _ wild: [String],
+                               _ context: RuleContext) -> Bool {
         for entry in value.children {
-            guard let (child, binding) = node.match(entry.key) else { continue }
-            let loc = location.appending(entry.key)
+            guard let (child, binds) = node.match(entry.key) else { continue }
+            // A rule node with nothing to check here or below costs nothing.
+            if child.validate == nil && child.isLeaf { continue }
             var w = wild
-            if let binding { w.append(binding) }
-            if let rule = child.validate, !Evaluator.allows(rule.code, scope(loc, w)) { return false }
-            if !validateBelow(child, entry.node, loc, w, scope) { return false }
+            if binds { w.append(entry.key) }
+            if let rule = child.validate {
+                let scope = Scope(context: context, location: location, key: entry.key, wildcards: w,
+                                  newValue: context.handsDown ? .known(entry.node) : .unknown)
+                if !Evaluator.allows(rule.code, consume scope) { return false }
+            }
+            if !child.isLeaf && !validateBelow(child, entry.node, location.appending(entry.key), w, context) { return false }
         }
         return true
+    }
+
+    /// The first `depth` keys of `path` (`path` itself when that is all of it).
+    static func prefix(_ path: Path, _ depth: Int) -> Path {
+        depth == path.count ? path : Path(validatedKeys: Array(path.keys[..<depth]))
     }
 
     /// The `.indexOn` entries of the rule node matching `path`.

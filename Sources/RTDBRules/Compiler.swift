@@ -19,6 +19,16 @@ enum StringMethod: String {
     case contains, beginsWith, endsWith, replace, toLowerCase, toUpperCase, matches
 }
 
+/// The order comparisons (numbers with numbers, strings with strings).
+enum Comparison: String {
+    case less = "<", lessOrEqual = "<=", greater = ">", greaterOrEqual = ">="
+}
+
+/// The arithmetic operators; `+` also joins strings.
+enum Arithmetic: String {
+    case add = "+", subtract = "-", multiply = "*", divide = "/", remainder = "%"
+}
+
 enum QueryField: String {
     case orderByKey, orderByValue, orderByPriority, orderByChild, startAt, endAt, equalTo, limitToFirst, limitToLast
 }
@@ -32,18 +42,23 @@ indirect enum Code {
     case data
     case newData
     case query(QueryField)
-    case wildcard(String)
+    /// A `$` variable, by its position among those bound at and above the rule's location
+    /// (outermost first: the order a check binds them in as it walks down).
+    case wildcard(Int)
     /// A member of an object (`auth.x`, `auth[$k]`), or `length` of a string.
     case member(Code, Code)
     case snapshot(Code, SnapshotMethod, [Code])
     case hasChildrenList(Code, [Code])
+    /// A literal argument of `child()`, `hasChild()` or `hasChildren()`, with its keys split
+    /// and checked when the rules load (nil: an invalid key, an error where it is used).
+    case childKeys(String, [String]?)
     case string(Code, StringMethod, [Code])
     case matches(Code, RuleRegex)
     case not(Code)
     case negate(Code)
-    case arithmetic(String, Code, Code)
+    case arithmetic(Arithmetic, Code, Code)
     case equal(Code, Code, negated: Bool)
-    case compare(String, Code, Code)
+    case compare(Comparison, Code, Code)
     case and(Code, Code)
     case or(Code, Code)
     case conditional(Code, Code, Code)
@@ -58,7 +73,7 @@ enum RuleKind: String {
 /// offending token, which rejects the whole rules document.
 struct Compiler {
     let kind: RuleKind
-    /// `$` variables bound at or above the rule's node.
+    /// `$` variables bound at or above the rule's node, outermost first.
     let wildcards: [String]
 
     func compileRule(_ s: Syntax) throws -> Code {
@@ -125,8 +140,8 @@ struct Compiler {
         case "newData" where kind != .read: return (.newData, .snapshot)
         case "query": return (.constant(.null), .query)
         default:
-            if name.hasPrefix("$"), wildcards.contains(where: { KeyOrder.same($0, name) }) {
-                return (.wildcard(name), .string)
+            if name.hasPrefix("$"), let position = wildcards.lastIndex(where: { KeyOrder.same($0, name) }) {
+                return (.wildcard(position), .string)
             }
             throw ExpressionError(offset, "Unknown variable '\(Limits.cut(name))'.")
         }
@@ -190,6 +205,13 @@ struct Compiler {
         return c
     }
 
+    /// A path argument: a literal's keys are split and checked once, here, not on every use.
+    func childArgument(_ s: Syntax, _ method: String) throws -> Code {
+        let code = try stringArgument(s, method)
+        if case .constant(.string(let text)) = code { return .childKeys(text, Evaluator.keys(text)) }
+        return code
+    }
+
     func snapshotCall(_ b: Code, _ m: SnapshotMethod, _ args: [Syntax], _ offset: Int) throws -> (Code, StaticType) {
         switch m {
         case .val, .getPriority:
@@ -203,10 +225,10 @@ struct Compiler {
             return (.snapshot(b, m, []), .bool)
         case .child:
             try arity(args, 1, m.rawValue, offset)
-            return (.snapshot(b, m, [try stringArgument(args[0], m.rawValue)]), .snapshot)
+            return (.snapshot(b, m, [try childArgument(args[0], m.rawValue)]), .snapshot)
         case .hasChild:
             try arity(args, 1, m.rawValue, offset)
-            return (.snapshot(b, m, [try stringArgument(args[0], m.rawValue)]), .bool)
+            return (.snapshot(b, m, [try childArgument(args[0], m.rawValue)]), .bool)
         case .hasChildren:
             if args.isEmpty { return (.snapshot(b, m, []), .bool) }
             try arity(args, 1, m.rawValue, offset)
@@ -214,7 +236,7 @@ struct Compiler {
                 throw ExpressionError(args[0].offset, "Invalid argument to hasChildren(): expected an array of strings.")
             }
             if items.isEmpty { throw ExpressionError(args[0].offset, "Invalid argument to hasChildren(): the array is empty.") }
-            return (.hasChildrenList(b, try items.map { try stringArgument($0, "hasChildren") }), .bool)
+            return (.hasChildrenList(b, try items.map { try childArgument($0, "hasChildren") }), .bool)
         }
     }
 
@@ -262,18 +284,20 @@ struct Compiler {
             for (t, side) in [(lt, "left"), (rt, "right")] where !t.isComparable || t == .bool {
                 throw ExpressionError(offset, "Invalid \(op) expression: \(side) operand is not a number or string.")
             }
-            return (.compare(op, lc, rc), .bool)
+            guard let comparison = Comparison(rawValue: op) else { throw ExpressionError(offset, "Parse error.") }
+            return (.compare(comparison, lc, rc), .bool)
         case "+":
             for (t, side) in [(lt, "left"), (rt, "right")] where !(t == .number || t == .string || t.isUnknown) {
                 throw ExpressionError(offset, "Invalid + expression: \(side) operand is not a number or string.")
             }
             let type: StaticType = (lt == .string || rt == .string) ? .string : (lt == .number && rt == .number ? .number : .anyPrimitive)
-            return (.arithmetic(op, lc, rc), type)
+            return (.arithmetic(.add, lc, rc), type)
         default:   // - * / %
             for (t, side) in [(lt, "left"), (rt, "right")] where !t.isNumberLike {
                 throw ExpressionError(offset, "Invalid \(op) expression: \(side) operand is not a number.")
             }
-            return (.arithmetic(op, lc, rc), .number)
+            guard let arithmetic = Arithmetic(rawValue: op) else { throw ExpressionError(offset, "Parse error.") }
+            return (.arithmetic(arithmetic, lc, rc), .number)
         }
     }
 }

@@ -1,138 +1,52 @@
 import RTDBCore
 
-/// A value during evaluation. `object` is a JSON object from `auth` (members readable);
-/// `opaque` is `val()` of a node with children: not null, equal to no primitive, an error in
-/// any other use.
-enum RuleValue {
-    case null
-    case bool(Bool)
-    case number(Double)
-    case string(String)
-    case object(Node)
-    case opaque
-    case snapshot(Snapshot)
-
-    init(auth node: Node) {
-        switch node {
-        case .null: self = .null
-        case .bool(let b): self = .bool(b)
-        case .int(let i): self = .number(Double(i))
-        case .double(let d): self = .number(d)
-        case .string(let s): self = .string(s)
-        case .object: self = .object(node)
-        case .prioritized(let base, _): self = RuleValue(auth: base)
-        }
-    }
-}
-
-/// A location in the data before (`old`) or after (`new`) the operation.
-struct Snapshot {
-    var new: Bool
-    var path: Path
-}
-
-/// The query a read asks for, as rules see it. A plain read orders by key.
-public struct RuleQuery: Sendable {
-    public var orderByKey = true
-    public var orderByValue = false
-    public var orderByPriority = false
-    public var orderByChild: String? = nil
-    public var startAt: Node? = nil
-    public var endAt: Node? = nil
-    public var equalTo: Node? = nil
-    public var limitToFirst: Int? = nil
-    public var limitToLast: Int? = nil
-    public init() {}
-}
-
-/// The data rules read, before and after the operation: `old` answers stored values (read
-/// lazily, once per path); the writes overlay it to give the new tree, never copied.
-public final class RuleData {
-    let read: (Path) throws -> Node
-    /// Values read so far, by path (a request reads a handful: a list beats hashing paths).
-    private var cache: [(path: Path, value: Node)] = []
-    /// The operation's writes: full paths and their new values (resolved, normal form).
-    public private(set) var writes: [(path: Path, value: Node)] = []
-
-    public init(read: @escaping (Path) throws -> Node) {
-        self.read = read
-    }
-
-    public func setWrites(_ writes: [(path: Path, value: Node)]) {
-        self.writes = writes
-    }
-
-    /// The stored value at `path` before the operation.
-    public func old(_ path: Path) throws -> Node {
-        // A cached location at or above `path` already holds the answer.
-        var best: (path: Path, value: Node)?
-        for entry in cache where entry.path.contains(path) {
-            if best == nil || entry.path.count > (best?.path.count ?? 0) { best = entry }
-        }
-        if let best {
-            if best.path.count == path.count { return best.value }
-            return best.value.child(at: Path(validatedKeys: Array(path.keys[best.path.count...])))
-        }
-        let v = try read(path)
-        if cache.count >= 64 { cache.removeFirst() }
-        cache.append((path, v))
-        return v
-    }
-
-    /// The value at `path` after the operation.
-    public func new(_ path: Path) throws -> Node {
-        if writes.isEmpty { return try old(path) }
-        // Inside a write: that write's value decides.
-        for w in writes where w.path.contains(path) {
-            return w.value.child(at: Path(validatedKeys: Array(path.keys[w.path.count...])))
-        }
-        var value = try old(path)
-        for w in writes where path.contains(w.path) {
-            value = value.setting(Path(validatedKeys: Array(w.path.keys[path.count...])), to: w.value)
-        }
-        return value
-    }
-}
-
-struct RuleFailure: Error {}
-
-/// Everything one rule evaluation sees.
-struct Scope {
-    let auth: RuleValue
-    let now: Double
-    let data: RuleData
-    let query: RuleQuery
-    let location: Path
-    let wildcards: [(name: String, value: String)]
-}
-
 /// Evaluates checked code. Any runtime error aborts the whole expression (`RuleFailure`), and
 /// the rule counts as false; a step budget bounds the work.
 struct Evaluator {
     let scope: Scope
     var steps = 0
     static let maxSteps = 100_000
+    /// The rule's location, once joined.
+    private var joined: Path? = nil
 
-    static func allows(_ code: Code, _ scope: Scope) -> Bool {
+    init(scope: consuming Scope) {
+        self.scope = scope
+    }
+
+    /// The rule's location as one path (joined on first use).
+    mutating func location() -> Path {
+        if let joined { return joined }
+        let path = scope.key.map { scope.base.appending($0) } ?? scope.base
+        joined = path
+        return path
+    }
+
+    static func allows(_ code: Code, _ scope: consuming Scope) -> Bool {
         var e = Evaluator(scope: scope)
         guard let v = try? e.eval(code), case .bool(let b) = v else { return false }
         return b
     }
 
-    mutating func eval(_ code: Code) throws -> RuleValue {
+    /// Counts one step of the budget.
+    mutating func step() throws {
         steps += 1
         if steps > Evaluator.maxSteps { throw RuleFailure() }
+    }
+
+    mutating func eval(_ code: Code) throws -> RuleValue {
+        try step()
         switch code {
         case .constant(let v): return v
-        case .auth: return scope.auth
-        case .now: return .number(scope.now)
+        case .childKeys(let text, _): return .string(text)
+        case .auth: return scope.context.auth
+        case .now: return .number(scope.context.now)
         case .root: return .snapshot(Snapshot(new: false, path: .root))
-        case .data: return .snapshot(Snapshot(new: false, path: scope.location))
-        case .newData: return .snapshot(Snapshot(new: true, path: scope.location))
+        case .data: return .snapshot(Snapshot(new: false, path: location()))
+        case .newData: return .snapshot(Snapshot(new: true, path: location(), known: scope.newValue))
         case .query(let f): return queryField(f)
-        case .wildcard(let name):
-            guard let w = scope.wildcards.last(where: { KeyOrder.same($0.name, name) }) else { throw RuleFailure() }
-            return .string(w.value)
+        case .wildcard(let position):
+            guard position < scope.wildcards.count else { throw RuleFailure() }
+            return .string(scope.wildcards[position])
         case .member(let base, let key):
             let b = try eval(base)
             guard case .string(let k) = try eval(key) else { throw RuleFailure() }
@@ -143,23 +57,29 @@ struct Evaluator {
             default: throw RuleFailure()
             }
         case .snapshot(let base, let m, let args):
-            guard case .snapshot(let snap) = try eval(base) else { throw RuleFailure() }
-            return try snapshotMethod(snap, m, args)
+            // A value method of newData where the check holds the value: no snapshot to make
+            // (its step counted as `snapshot(_:)` would).
+            if case .newData = base, case .known(let node) = scope.newValue, let answer = Evaluator.answer(m, of: node) {
+                try step()
+                return answer
+            }
+            return try snapshotMethod(try snapshot(base), m, args)
         case .hasChildrenList(let base, let items):
-            guard case .snapshot(let snap) = try eval(base) else { throw RuleFailure() }
+            let snap = try snapshot(base)
             for item in items {
-                guard case .string(let p) = try eval(item) else { throw RuleFailure() }
-                if try value(of: try child(snap, p)).isNull { return .bool(false) }
+                let keys = try childKeys(item)
+                if try value(of: snap, child: keys).isNull { return .bool(false) }
             }
             return .bool(true)
         case .string(let base, let m, let args):
             guard case .string(let s) = try eval(base) else { throw RuleFailure() }
-            var strings: [String] = []
-            for a in args {
+            // At most two arguments (`replace`), each a string: no array for them.
+            var first = "", second = ""
+            for (i, a) in args.enumerated() {
                 guard case .string(let t) = try eval(a) else { throw RuleFailure() }
-                strings.append(t)
+                if i == 0 { first = t } else { second = t }
             }
-            return stringMethod(s, m, strings)
+            return stringMethod(s, m, first, second)
         case .matches(let base, let regex):
             guard case .string(let s) = try eval(base) else { throw RuleFailure() }
             do { return .bool(try regex.matches(s)) } catch { throw RuleFailure() }
@@ -170,7 +90,7 @@ struct Evaluator {
             guard case .number(let n) = try eval(c) else { throw RuleFailure() }
             return .number(-n)
         case .arithmetic(let op, let l, let r):
-            return try arithmetic(op, try eval(l), try eval(r))
+            return try Evaluator.arithmetic(op, try eval(l), try eval(r))
         case .equal(let l, let r, let negated):
             let same = Evaluator.equal(try eval(l), try eval(r))
             return .bool(same != negated)
@@ -193,7 +113,7 @@ struct Evaluator {
     }
 
     func queryField(_ f: QueryField) -> RuleValue {
-        let q = scope.query
+        let q = scope.context.query
         func node(_ n: Node?) -> RuleValue { n.map { RuleValue(auth: $0) } ?? .null }
         switch f {
         case .orderByKey: return .bool(q.orderByKey)
@@ -208,57 +128,124 @@ struct Evaluator {
         }
     }
 
-    func value(of snap: Snapshot) throws -> Node {
-        try snap.new ? scope.data.new(snap.path) : scope.data.old(snap.path)
+    /// The snapshot `code` gives (its static type is a snapshot). `data`, `newData` and `root`,
+    /// the usual bases of a method call, are made here directly rather than through a
+    /// `RuleValue`; each still counts its step.
+    mutating func snapshot(_ code: Code) throws -> Snapshot {
+        switch code {
+        case .data:
+            try step()
+            return Snapshot(new: false, path: location())
+        case .newData:
+            try step()
+            return Snapshot(new: true, path: location(), known: scope.newValue)
+        default:
+            guard case .snapshot(let snap) = try eval(code) else { throw RuleFailure() }
+            return snap
+        }
     }
 
-    /// `child(p)`: `p` may hold several keys separated by `/`; empty segments are skipped;
-    /// an invalid key or a path past the depth limit is an error.
-    func child(_ snap: Snapshot, _ p: String) throws -> Snapshot {
-        var keys = snap.path.keys
-        for seg in p.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: true) {
+    /// The value a snapshot names. Only `getPriority()` needs the stored priorities; every
+    /// other method looks through them.
+    func value(of snap: Snapshot, priorities: Bool = false) throws -> Node {
+        if case .known(let node) = snap.known { return node }
+        let data = scope.context.data
+        return try snap.new ? data.after(snap.path, priorities: priorities) : data.before(snap.path, priorities: priorities)
+    }
+
+    /// The keys the `child()` argument `code` names: split when the rules loaded for a
+    /// literal (still a step of the budget), else from its value now.
+    mutating func childKeys(_ code: Code) throws -> [String] {
+        if case .childKeys(_, let keys) = code {
+            try step()
+            guard let keys else { throw RuleFailure() }
+            return keys
+        }
+        guard case .string(let p) = try eval(code), let keys = Evaluator.keys(p) else { throw RuleFailure() }
+        return keys
+    }
+
+    /// The keys of a `child()` path: `p` may hold several separated by `/`; empty segments are
+    /// skipped; nil when a key is invalid.
+    static func keys(_ p: String) -> [String]? {
+        let slash = UInt8(ascii: "/")
+        var text = p
+        if !text.withUTF8({ $0.contains(slash) }) {
+            // One key, the common case: the argument itself, not a copy.
+            if p.isEmpty { return [] }
+            return Limits.keyProblem(p) == nil ? [p] : nil
+        }
+        var keys: [String] = []
+        for seg in p.utf8.split(separator: slash, omittingEmptySubsequences: true) {
             let key = String(decoding: seg, as: UTF8.self)
-            if Limits.keyProblem(key) != nil { throw RuleFailure() }
+            if Limits.keyProblem(key) != nil { return nil }
             keys.append(key)
         }
-        if keys.count > Limits.maxDepth { throw RuleFailure() }
-        return Snapshot(new: snap.new, path: Path(validatedKeys: keys))
+        return keys
+    }
+
+    /// `child()`: the snapshot `keys` below `snap`; a path past the depth limit is an error.
+    func child(_ snap: Snapshot, _ keys: [String]) throws -> Snapshot {
+        if snap.path.count + keys.count > Limits.maxDepth { throw RuleFailure() }
+        var known = snap.known
+        if case .known(var node) = known {
+            for key in keys { node = node.child(key) }
+            known = .known(node)
+        }
+        return Snapshot(new: snap.new, path: Path(validatedKeys: snap.path.keys + keys), known: known)
+    }
+
+    /// The value `keys` below `snap`: walked down a value already held, without building the
+    /// path, else looked up.
+    func value(of snap: Snapshot, child keys: [String]) throws -> Node {
+        guard case .known(var v) = snap.known else { return try value(of: child(snap, keys)) }
+        if snap.path.count + keys.count > Limits.maxDepth { throw RuleFailure() }
+        for key in keys { v = v.child(key) }
+        return v
     }
 
     mutating func snapshotMethod(_ snap: Snapshot, _ m: SnapshotMethod, _ args: [Code]) throws -> RuleValue {
         switch m {
         case .child, .hasChild:
-            guard case .string(let p) = try eval(args[0]) else { throw RuleFailure() }
-            let c = try child(snap, p)
-            if m == .child { return .snapshot(c) }
-            return .bool(!(try value(of: c)).isNull)
+            let keys = try childKeys(args[0])
+            if m == .child { return .snapshot(try child(snap, keys)) }
+            return .bool(!(try value(of: snap, child: keys)).isNull)
         case .parent:
             guard let parent = snap.path.parent else { throw RuleFailure() }
             return .snapshot(Snapshot(new: snap.new, path: parent))
-        case .val:
-            let v = try value(of: snap)
-            return v.isObject ? .opaque : RuleValue(auth: v)
-        case .exists: return .bool(!(try value(of: snap)).isNull)
-        case .hasChildren: return .bool((try value(of: snap)).isObject)
-        case .getPriority: return RuleValue(auth: (try value(of: snap)).priority)
-        // A priority never hides the value's type: the checks look at the value beneath it.
-        case .isNumber:
-            switch try value(of: snap).unprioritized { case .int, .double: return .bool(true); default: return .bool(false) }
-        case .isString:
-            if case .string = try value(of: snap).unprioritized { return .bool(true) }
-            return .bool(false)
-        case .isBoolean:
-            if case .bool = try value(of: snap).unprioritized { return .bool(true) }
-            return .bool(false)
+        default:
+            guard let answer = Evaluator.answer(m, of: try value(of: snap, priorities: m == .getPriority)) else { throw RuleFailure() }
+            return answer
         }
     }
 
-    func stringMethod(_ s: String, _ m: StringMethod, _ a: [String]) -> RuleValue {
+    /// What a method that reads only the snapshot's value answers for `v`; nil for `child`,
+    /// `hasChild` and `parent`, which need its location.
+    static func answer(_ m: SnapshotMethod, of v: Node) -> RuleValue? {
         switch m {
-        case .contains: return .bool(a[0].isEmpty || Evaluator.find(a[0], in: s) != nil)
-        case .beginsWith: return .bool(s.utf8.starts(with: a[0].utf8))
-        case .endsWith: return .bool(s.utf8.reversed().starts(with: a[0].utf8.reversed()))
-        case .replace: return .string(Evaluator.replaceAll(s, a[0], a[1]))
+        case .val: return v.isObject ? .opaque : RuleValue(auth: v)
+        case .exists: return .bool(!v.isNull)
+        case .hasChildren: return .bool(v.isObject)
+        case .getPriority: return RuleValue(auth: v.priority)
+        // A priority never hides the value's type: the checks look at the value beneath it.
+        case .isNumber:
+            switch v.unprioritized { case .int, .double: return .bool(true); default: return .bool(false) }
+        case .isString:
+            if case .string = v.unprioritized { return .bool(true) }
+            return .bool(false)
+        case .isBoolean:
+            if case .bool = v.unprioritized { return .bool(true) }
+            return .bool(false)
+        case .child, .hasChild, .parent: return nil
+        }
+    }
+
+    func stringMethod(_ s: String, _ m: StringMethod, _ a: String, _ b: String) -> RuleValue {
+        switch m {
+        case .contains: return .bool(a.isEmpty || Evaluator.find(a, in: s) != nil)
+        case .beginsWith: return .bool(s.utf8.starts(with: a.utf8))
+        case .endsWith: return .bool(s.utf8.reversed().starts(with: a.utf8.reversed()))
+        case .replace: return .string(Evaluator.replaceAll(s, a, b))
         case .toLowerCase: return .string(s.lowercased())
         case .toUpperCase: return .string(s.uppercased())
         case .matches: return .null   // compiled as `.matches`
@@ -295,22 +282,20 @@ struct Evaluator {
         return String(decoding: out, as: UTF8.self)
     }
 
-    func arithmetic(_ op: String, _ l: RuleValue, _ r: RuleValue) throws -> RuleValue {
-        if op == "+" {
-            switch (l, r) {
-            case let (.number(a), .number(b)): return .number(a + b)
-            case let (.string(a), .string(b)): return .string(a + b)
-            case let (.string(a), .number(b)): return .string(a + Evaluator.numberText(b))
-            case let (.number(a), .string(b)): return .string(Evaluator.numberText(a) + b)
-            default: throw RuleFailure()
+    static func arithmetic(_ op: Arithmetic, _ l: RuleValue, _ r: RuleValue) throws -> RuleValue {
+        switch (op, l, r) {
+        case let (_, .number(a), .number(b)):
+            switch op {
+            case .add: return .number(a + b)
+            case .subtract: return .number(a - b)
+            case .multiply: return .number(a * b)
+            case .divide: return .number(b == 0 ? .nan : a / b)
+            case .remainder: return .number(b == 0 ? .nan : a.truncatingRemainder(dividingBy: b))
             }
-        }
-        guard case .number(let a) = l, case .number(let b) = r else { throw RuleFailure() }
-        switch op {
-        case "-": return .number(a - b)
-        case "*": return .number(a * b)
-        case "/": return .number(b == 0 ? .nan : a / b)
-        default: return .number(b == 0 ? .nan : a.truncatingRemainder(dividingBy: b))
+        case let (.add, .string(a), .string(b)): return .string(a + b)
+        case let (.add, .string(a), .number(b)): return .string(a + Evaluator.numberText(b))
+        case let (.add, .number(a), .string(b)): return .string(Evaluator.numberText(a) + b)
+        default: throw RuleFailure()
         }
     }
 
@@ -332,7 +317,7 @@ struct Evaluator {
         }
     }
 
-    static func compare(_ op: String, _ l: RuleValue, _ r: RuleValue) throws -> Bool {
+    static func compare(_ op: Comparison, _ l: RuleValue, _ r: RuleValue) throws -> Bool {
         let c: Int
         switch (l, r) {
         case let (.number(a), .number(b)):
@@ -344,10 +329,10 @@ struct Evaluator {
             throw RuleFailure()
         }
         switch op {
-        case "<": return c < 0
-        case "<=": return c <= 0
-        case ">": return c > 0
-        default: return c >= 0
+        case .less: return c < 0
+        case .lessOrEqual: return c <= 0
+        case .greater: return c > 0
+        case .greaterOrEqual: return c >= 0
         }
     }
 }

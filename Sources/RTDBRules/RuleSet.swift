@@ -13,23 +13,39 @@ public final class RuleSet: @unchecked Sendable {
         }
     }
 
+    /// One location of the rule tree. Built once when the rules load and never changed (constants:
+    /// checks read them without exclusivity bookkeeping).
     final class TreeNode {
-        var read: Rule?
-        var write: Rule?
-        var validate: Rule?
-        var indexOn: [String] = []
-        var children: [(key: String, node: TreeNode)] = []
-        var wildcard: (name: String, node: TreeNode)?
+        let read: Rule?
+        let write: Rule?
+        let validate: Rule?
+        let indexOn: [String]
+        let children: [(key: String, node: TreeNode)]
+        let wildcard: (name: String, node: TreeNode)?
+        /// True when no rule node lies below this one.
+        let isLeaf: Bool
+
+        init(read: Rule? = nil, write: Rule? = nil, validate: Rule? = nil, indexOn: [String] = [],
+             children: [(key: String, node: TreeNode)] = [], wildcard: (name: String, node: TreeNode)? = nil) {
+            self.read = read
+            self.write = write
+            self.validate = validate
+            self.indexOn = indexOn
+            self.children = children
+            self.wildcard = wildcard
+            isLeaf = children.isEmpty && wildcard == nil
+        }
 
         func literal(_ key: String) -> TreeNode? {
             for c in children where KeyOrder.same(c.key, key) { return c.node }
             return nil
         }
 
-        /// The child rule node for `key`, binding a wildcard when no literal child matches.
-        func match(_ key: String) -> (node: TreeNode, binding: (name: String, value: String)?)? {
-            if let n = literal(key) { return (n, nil) }
-            if let w = wildcard { return (w.node, (w.name, key)) }
+        /// The child rule node for `key`: a literal child, else the wildcard's, which binds
+        /// its variable to `key` (`binds`).
+        func match(_ key: String) -> (node: TreeNode, binds: Bool)? {
+            if let n = literal(key) { return (n, false) }
+            if let w = wildcard { return (w.node, true) }
             return nil
         }
 
@@ -84,11 +100,13 @@ public final class RuleSet: @unchecked Sendable {
     }
 
     static func load(_ value: RulesJSON, wildcards: [String], problems: inout [RulesProblem]) -> TreeNode {
-        let node = TreeNode()
         guard case .object(let members, _) = value else {
             problems.append(RulesProblem(value.position, "Rules must be an object."))
-            return node
+            return TreeNode()
         }
+        // The node's parts, gathered before it is built.
+        var node = (read: Rule?.none, write: Rule?.none, validate: Rule?.none, indexOn: [String](),
+                    children: [(key: String, node: TreeNode)](), wildcard: (name: String, node: TreeNode)?.none)
         var seen: [String] = []
         for m in members {
             let key = m.key.text
@@ -131,7 +149,8 @@ public final class RuleSet: @unchecked Sendable {
                 }
             }
         }
-        return node
+        return TreeNode(read: node.read, write: node.write, validate: node.validate, indexOn: node.indexOn,
+                        children: node.children, wildcard: node.wildcard)
     }
 
     static func compileRule(_ value: RulesJSON, kind: RuleKind, wildcards: [String],
