@@ -55,6 +55,9 @@ public final class EmbeddedDatabase: Database {
     /// The module that keeps tables of its own in this file, told when this handle starts
     /// writing and when its sessions end (Companion.swift).
     public var companion: FileCompanion? = nil
+    /// Write-ahead log pages after which a commit folds the log into the file (SQLite's
+    /// `wal_autocheckpoint`); nil keeps SQLite's 1,000. Set before the first write.
+    public var checkpointPages: Int? = nil
     /// The file has the `priorities` table (schema version 2 or later).
     var hasPriorityTable = false
     /// The file has an older layout that this user may not upgrade: reads go to a converted
@@ -151,6 +154,7 @@ public final class EmbeddedDatabase: Database {
             }
             // A larger page cache keeps big writes from spilling pages before the commit.
             try c.exec("PRAGMA synchronous=FULL; PRAGMA cache_size=\(EmbeddedDatabase.cacheKiB); PRAGMA journal_size_limit=67108864")
+            if let pages = checkpointPages { try c.exec("PRAGMA wal_autocheckpoint=\(pages)") }
             try dropLegacyCopy(c)   // this connection read the file before its upgrade
             if try c.integer("PRAGMA user_version") != EmbeddedDatabase.schemaVersion {
                 try c.exec("BEGIN IMMEDIATE")

@@ -306,4 +306,15 @@ import RTDBCore
         #expect(try FileMark.check(check, newest: EmbeddedDatabase.schemaVersion) == .own)
         #expect(text(try t.another().get(.root)) == #"{"a":1,"b":2}"#)
     }
+
+    @Test func theCheckpointIntervalIsTheWritersChoice() throws {
+        let t = TempDatabase()
+        _ = try t.db.set(path("/a"), .int(1))
+        #expect(try t.db.writeConnection().integer("PRAGMA wal_autocheckpoint") == 1000)   // SQLite's
+        let server = t.another()
+        server.checkpointPages = 10_000
+        _ = try server.set(path("/b"), .int(2))
+        #expect(try server.writeConnection().integer("PRAGMA wal_autocheckpoint") == 10_000)
+    }
+
 }

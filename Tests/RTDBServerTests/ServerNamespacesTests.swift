@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import RTDBCore
 @testable import RTDBServer
+@testable import RTDBEngine
 
 /// The open files of a data folder are bounded: past the limit the least recently used one
 /// closes (unless something holds it) and opens again on its next request; rules belong to the
@@ -24,6 +25,15 @@ struct ServerNamespacesTests {
         #expect(ns.openDatabase(dir + "/a.db") != nil)
         #expect(try ns.database("b").get(Path.root).same(as: .int(1)))   // opens again
         #expect(ns.openCount == 3)
+    }
+
+    @Test func theServerCheckpointsItsFilesEveryTenThousandPages() throws {
+        let dir = folder()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let ns = ServerNamespaces(folder: dir, timeoutSeconds: 5)
+        _ = try ns.database("a").set(Path.root, .int(1))
+        let db = try #require(ns.openDatabase(dir + "/a.db"))
+        #expect(try db.writeConnection().integer("PRAGMA wal_autocheckpoint") == Int64(ServerNamespaces.checkpointPages))
     }
 
     @Test func aFileSomethingHoldsStaysOpen() throws {
