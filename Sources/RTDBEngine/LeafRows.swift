@@ -161,7 +161,7 @@ final class LeafRows {
 
     private func addPriority(_ path: [UInt8], _ value: Value, text: UnsafeBufferPointer<UInt8>?) throws {
         // (On the caller's thread: the writer thread never looks at the facts.)
-        connection.facts.priorities = .some
+        connection.facts.priorities = .present
         if writer != nil {
             buffer.priorities.append(LeafRows.append(path, text, value, to: &buffer.bytes))
             return

@@ -175,7 +175,7 @@ extension EmbeddedDatabase {
     func writePriority(_ c: Connection, of path: Path, _ priority: Node) throws {
         let enc = EmbeddedDatabase.encode(path)
         if !priority.isNull, try hasData(c, enc) {
-            c.facts.priorities = .some
+            c.facts.priorities = .present
             let s = try c.statement("INSERT OR REPLACE INTO priorities(path, p) VALUES(?1, ?2)")
             s.bind(1, blob: enc)
             EmbeddedDatabase.bind(s, 2, priority)
@@ -213,13 +213,13 @@ extension EmbeddedDatabase {
     /// need not look for its node's (asked once per write transaction, TransactionFacts.swift).
     func prioritiesMayExist(_ c: Connection) throws -> Bool {
         switch c.openFacts?.priorities ?? .unknown {
-        case .none: return false
-        case .some: return true
+        case .empty: return false
+        case .present: return true
         case .unknown:
             let any = try c.statement("SELECT 1 FROM priorities LIMIT 1")
             let some = try any.step()
             any.reset()
-            if !c.autocommit { c.facts.priorities = some ? .some : .none }
+            if !c.autocommit { c.facts.priorities = some ? .present : .empty }
             return some
         }
     }

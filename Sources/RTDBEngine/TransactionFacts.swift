@@ -10,12 +10,12 @@
 /// write never leaves behind a fact it had made false. Facts are used only inside an open
 /// transaction (outside one, each statement is a transaction of its own).
 struct TransactionFacts {
-    enum Rows { case unknown, none, some }
+    enum Rows { case unknown, empty, present }
 
     /// The persistent indexes (Indexes.swift), as read in this transaction.
     var indexes: [EmbeddedDatabase.StoredIndex]? = nil
-    /// Whether the `priorities` table has rows: `none` only once seen empty, and a priority
-    /// written since makes it `some`.
+    /// Whether the `priorities` table has rows: `empty` only once seen so, and a priority
+    /// written since makes it `present`.
     var priorities = Rows.unknown
 }
 
