@@ -160,14 +160,25 @@ final class ServerCore {
 
     /// Sends a commit's event to its subscribers, encoding it once per protocol and location.
     func deliver(_ subs: [StreamSubscriber], _ event: StreamEvent) {
-        var sse: [Bool: [UInt8]] = [:]
+        // The two SSE forms (with and without priorities) are kept in two variables, not a
+        // dictionary keyed by a Bool: with a thousand subscribers, hashing the key twice for each
+        // cost more than the rest of the delivery. The connection table is read once.
+        var plainFrame: [UInt8]? = nil
+        var exportFrame: [UInt8]? = nil
         var pushes: [[UInt8]: [[UInt8]]] = [:]
+        let connections = self.connections
         for sub in subs {
             guard let c = connections[sub.connID] else { continue }
             switch sub.kind {
             case .sse(let export):
-                let bytes = sse[export] ?? event.sseFrame(export: export)
-                sse[export] = bytes
+                let bytes: [UInt8]
+                if export {
+                    bytes = exportFrame ?? event.sseFrame(export: true)
+                    exportFrame = bytes
+                } else {
+                    bytes = plainFrame ?? event.sseFrame(export: false)
+                    plainFrame = bytes
+                }
                 c.link.send(bytes)
             case .realtime(let location, let tag):
                 let key = RealtimeSession.listenKey(location, tag)
