@@ -110,11 +110,18 @@ final class LeafRows {
 
     /// Adds the leaf `scalar` of a flat value whose keys and strings are `flatBytes`.
     func add(_ path: [UInt8], _ scalar: FlatValue.Scalar, _ flatBytes: UnsafeBufferPointer<UInt8>) throws {
+        let (value, text) = LeafRows.row(scalar, flatBytes)
+        try add(path, value, text: text)
+    }
+
+    /// A flat value's scalar as a row's value and, for a string, its bytes in `flatBytes`.
+    private static func row(_ scalar: FlatValue.Scalar, _ flatBytes: UnsafeBufferPointer<UInt8>)
+        -> (Value, UnsafeBufferPointer<UInt8>?) {
         switch scalar {
-        case .int(let v): try add(path, .int(v), text: nil)
-        case .double(let v): try add(path, .double(v), text: nil)
-        case .bool(let v): try add(path, .bool(v), text: nil)
-        case .string(let r): try add(path, .text, text: UnsafeBufferPointer(rebasing: flatBytes[Int(r.lowerBound)..<Int(r.upperBound)]))
+        case .int(let v): return (.int(v), nil)
+        case .double(let v): return (.double(v), nil)
+        case .bool(let v): return (.bool(v), nil)
+        case .string(let r): return (.text, UnsafeBufferPointer(rebasing: flatBytes[Int(r.lowerBound)..<Int(r.upperBound)]))
         }
     }
 
@@ -151,12 +158,8 @@ final class LeafRows {
 
     /// `addPriority` for the priority `scalar` of a flat value whose strings are `flatBytes`.
     func addPriority(_ path: [UInt8], _ scalar: FlatValue.Scalar, _ flatBytes: UnsafeBufferPointer<UInt8>) throws {
-        switch scalar {
-        case .int(let v): try addPriority(path, .int(v), text: nil)
-        case .double(let v): try addPriority(path, .double(v), text: nil)
-        case .bool(let v): try addPriority(path, .bool(v), text: nil)
-        case .string(let r): try addPriority(path, .text, text: UnsafeBufferPointer(rebasing: flatBytes[Int(r.lowerBound)..<Int(r.upperBound)]))
-        }
+        let (value, text) = LeafRows.row(scalar, flatBytes)
+        try addPriority(path, value, text: text)
     }
 
     private func addPriority(_ path: [UInt8], _ value: Value, text: UnsafeBufferPointer<UInt8>?) throws {

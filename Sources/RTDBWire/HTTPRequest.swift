@@ -92,8 +92,7 @@ public struct HTTPRequest: Sendable {
             }
         }
         var t = Substring(target)
-        // Origin form ("/path?query"), which nearly every request uses, cannot be absolute form.
-        let lower = target.utf8.first == UInt8(ascii: "/") ? "" : ASCII.lowercased(String(t.prefix(8)))
+        let lower = ASCII.lowercased(String(t.prefix(8)))
         if lower.hasPrefix("http://") || lower.hasPrefix("https://") {
             t = t[t.index(t.startIndex, offsetBy: lower.hasPrefix("http://") ? 7 : 8)...]
             if let slash = t.firstIndex(where: { $0 == "/" || $0 == "?" }) {
@@ -175,12 +174,8 @@ enum ASCII {
     @inline(__always) static func isCapital(_ b: UInt8) -> Bool { b >= 0x41 && b <= 0x5A }
     @inline(__always) static func lower(_ b: UInt8) -> UInt8 { isCapital(b) ? b + 0x20 : b }
 
-    /// The bytes as a string, ASCII letters lowercased (a header name as it arrives).
-    static func lowercased<C: Collection<UInt8>>(_ bytes: C) -> String {
-        bytes.contains(where: isCapital) ? String(decoding: bytes.map(lower), as: UTF8.self) : String(decoding: bytes, as: UTF8.self)
-    }
-
-    /// `lowercased` for bytes read in place: written straight into the new string.
+    /// The bytes as a string, ASCII letters lowercased (a header name as it arrives, read in
+    /// place in the receive buffer): written straight into the new string.
     static func lowercased(_ bytes: Slice<UnsafeBufferPointer<UInt8>>) -> String {
         String(unsafeUninitializedCapacity: bytes.count) { out in
             var n = 0

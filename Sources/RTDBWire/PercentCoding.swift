@@ -18,13 +18,6 @@ public enum PercentCoding {
         return try decodeEscapes(Array(text.utf8))
     }
 
-    /// As the generic `decode`, for the keys of a path as they are split (a substring's bytes
-    /// are searched in place, not one by one through the protocol).
-    public static func decode(_ text: Substring) throws -> String {
-        var text = text
-        return try text.withUTF8 { try decode($0) }
-    }
-
     /// Decodes the UTF-8 bytes of a piece of a string (cut at ASCII bytes, so valid).
     public static func decode(_ bytes: UnsafeBufferPointer<UInt8>) throws -> String {
         bytes.contains(UInt8(ascii: "%")) ? try decodeEscapes(Array(bytes)) : String(decoding: bytes, as: UTF8.self)
