@@ -98,13 +98,20 @@ final class LeafRows {
     deinit { writer?.stop() }
 
     func add(_ path: [UInt8], _ value: Node) throws {
-        switch value {
-        case .int(let v): try add(path, .int(v), text: nil)
-        case .double(let v): try add(path, .double(v), text: nil)
-        case .bool(let v): try add(path, .bool(v), text: nil)
-        case .string(var s): try s.withUTF8 { try add(path, .text, text: $0) }
-        case .prioritized(let base, _): try add(path, base)
-        case .null, .object: return   // not leaves: nothing is stored for them
+        // Null and objects are not leaves: nothing is stored for them.
+        try LeafRows.withRow(value) { row, text in if let row { try add(path, row, text: text) } }
+    }
+
+    /// A scalar node (priority looked through) as a row's value and, for a string, its bytes,
+    /// handed to `body`; nil for null and objects.
+    private static func withRow(_ node: Node, _ body: (Value?, UnsafeBufferPointer<UInt8>?) throws -> Void) rethrows {
+        switch node {
+        case .int(let v): try body(.int(v), nil)
+        case .double(let v): try body(.double(v), nil)
+        case .bool(let v): try body(.bool(v), nil)
+        case .string(var s): try s.withUTF8 { try body(.text, $0) }
+        case .prioritized(let base, _): try withRow(base, body)
+        case .null, .object: try body(nil, nil)
         }
     }
 
@@ -146,14 +153,7 @@ final class LeafRows {
     /// Stores the priority of the node at `path` (at once, unless rows are written in the
     /// background: priorities are rare, and there they wait with the rows).
     func addPriority(_ path: [UInt8], _ priority: Node) throws {
-        switch priority {
-        case .int(let v): try addPriority(path, .int(v), text: nil)
-        case .double(let v): try addPriority(path, .double(v), text: nil)
-        case .bool(let v): try addPriority(path, .bool(v), text: nil)
-        case .string(var s): try s.withUTF8 { try addPriority(path, .text, text: $0) }
-        case .prioritized(let base, _): try addPriority(path, base)
-        case .null, .object: try addPriority(path, .null, text: nil)
-        }
+        try LeafRows.withRow(priority) { row, text in try addPriority(path, row ?? .null, text: text) }
     }
 
     /// `addPriority` for the priority `scalar` of a flat value whose strings are `flatBytes`.
