@@ -1,4 +1,5 @@
 import RTDBCore
+import RTDBNet
 import RTDBWire
 #if canImport(Glibc)
 import Glibc
@@ -112,11 +113,11 @@ final class DetachedWrites {
     func start(_ job: Job) {
         running[ObjectIdentifier(job)] = job
         let mailbox = self.mailbox
-        let started = startThread {
+        let rc = startDetachedThread {
             job.run()
             mailbox.post(job)
         }
-        if !started {
+        if rc != 0 {
             // No thread to be had: run it here rather than not at all.
             job.run()
             mailbox.post(job)
@@ -143,35 +144,4 @@ final class ThreadLock: @unchecked Sendable {
         defer { pthread_mutex_unlock(&mutex) }
         return try body()
     }
-}
-
-/// Runs `body` on a new detached thread; false when no thread could be made.
-func startThread(_ body: @escaping @Sendable () -> Void) -> Bool {
-    final class Box: @unchecked Sendable {
-        let body: @Sendable () -> Void
-        init(_ body: @escaping @Sendable () -> Void) { self.body = body }
-    }
-    let box = Unmanaged.passRetained(Box(body)).toOpaque()
-    var attributes = pthread_attr_t()
-    pthread_attr_init(&attributes)
-    defer { pthread_attr_destroy(&attributes) }
-    pthread_attr_setdetachstate(&attributes, Int32(PTHREAD_CREATE_DETACHED))
-    #if canImport(Glibc)
-    var thread = pthread_t()
-    #else
-    var thread: pthread_t? = nil
-    #endif
-    let rc = pthread_create(&thread, &attributes, { raw in
-        #if canImport(Glibc)
-        guard let raw else { return nil }
-        #endif
-        let box = Unmanaged<Box>.fromOpaque(raw).takeRetainedValue()
-        box.body()
-        return nil
-    }, box)
-    if rc != 0 {
-        Unmanaged<Box>.fromOpaque(box).release()
-        return false
-    }
-    return true
 }
