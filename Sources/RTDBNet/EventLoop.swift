@@ -15,6 +15,8 @@ public final class EventLoop {
     private var timers = TimerQueue<() -> Void>()
     private let clock: () -> Int64
     private var stopRequested = false
+    /// Set by `OutputSender.gather`: plain connections hand their output to it.
+    var outputBatch: OutputSender.Batch? = nil
 
     /// `clock` gives monotonic milliseconds (injected by tests that order timers).
     public init(clock: @escaping () -> Int64 = monotonicMillis) throws {

@@ -3,7 +3,9 @@
 /// closes, and closing tells `onClose` once.
 ///
 /// Output is written at once when the socket takes it; what it does not take waits here and
-/// goes out when the socket is writable again. Back-pressure is explicit: with an
+/// goes out when the socket is writable again. Inside `OutputSender.gather` a plain socket's
+/// output is handed to the sender's thread instead; until it comes back, later output waits
+/// behind it and the descriptor stays open. Back-pressure is explicit: with an
 /// `outputLimit`, a peer that lets more than that many bytes pile up (a stream client that does
 /// not read) is closed rather than allowed to grow memory without bound.
 public final class SocketConnection: EventHandler {
@@ -26,6 +28,8 @@ public final class SocketConnection: EventHandler {
 
     private var out: [UInt8] = []
     private var outStart = 0
+    /// Bytes with `OutputSender`'s thread (nil: none).
+    private var handedOff: [UInt8]? = nil
     private var watchingWritable = false
     /// Between `hold()` and `release()`: output gathers and goes out in one write.
     private var holding = false
@@ -51,7 +55,10 @@ public final class SocketConnection: EventHandler {
         if r.readable || r.closed || (r.writable && tlsWaitsForWritable) { onReadable?() }
     }
 
-    public var pendingOutput: Int { out.count - outStart }
+    /// Bytes not yet sent, those with `OutputSender`'s thread included.
+    public var pendingOutput: Int { queued + (handedOff?.count ?? 0) }
+    /// Bytes waiting here for the socket.
+    private var queued: Int { out.count - outStart }
 
     /// Reads what the socket has into `buffer`, handing each read to `deliver`; closes the
     /// connection when the peer has gone (then `failure` says why, for TLS). Reads again while
@@ -87,12 +94,17 @@ public final class SocketConnection: EventHandler {
     public func send(_ bytes: [UInt8], andClose: Bool = false) {
         if closed { return }
         if andClose { closing = true }
-        if holding {
+        if handedOff == nil && !holding && queued == 0, let batch = loop.outputBatch, case .plain(let fd) = io {
+            handedOff = bytes
+            batch.add(self, fd: fd, bytes)
+            return
+        }
+        if holding || handedOff != nil {
             out.append(contentsOf: bytes)
             if let limit = outputLimit, pendingOutput > limit { close() }
             return
         }
-        if pendingOutput == 0 {
+        if queued == 0 {
             let r = bytes.withUnsafeBytes { io.write($0) }
             switch r {
             case .done(let n):
@@ -126,14 +138,14 @@ public final class SocketConnection: EventHandler {
     public func release() {
         guard holding else { return }
         holding = false
-        if closed { return }
-        if pendingOutput > 0 { flush() } else { closeIfDone() }
+        if closed || handedOff != nil { return }
+        if queued > 0 { flush() } else { closeIfDone() }
     }
 
     /// Writes queued bytes while the socket takes them.
     public func flush() {
-        if closed { return }
-        while pendingOutput > 0 {
+        if closed || handedOff != nil { return }
+        while queued > 0 {
             let r = out.withUnsafeBytes { io.write(UnsafeRawBufferPointer(rebasing: $0[outStart...])) }
             switch r {
             case .done(let n):
@@ -163,6 +175,22 @@ public final class SocketConnection: EventHandler {
         if closing && pendingOutput == 0 { close() }
     }
 
+    /// `OutputSender`'s thread wrote `written` bytes of those handed to it (-1: the socket
+    /// failed): the rest, and what waited behind them, go out from here.
+    func handedBack(written: Int) {
+        guard let bytes = handedOff else { return }
+        handedOff = nil
+        if closed {
+            // Closed meanwhile: the descriptor waited for the thread to let go of it.
+            io.close()
+            return
+        }
+        if written < 0 { close(); return }
+        if written > 0 { lastOutput = monotonicMillis() }
+        if written < bytes.count { out.insert(contentsOf: bytes[written...], at: outStart) }
+        if queued > 0 { flush() } else { closeIfDone() }
+    }
+
     /// Whether the loop should say when the socket can take more bytes.
     public func watchWritable(_ on: Bool) {
         if closed || watchingWritable == on { return }
@@ -186,7 +214,8 @@ public final class SocketConnection: EventHandler {
         if closed { return }
         closed = true
         loop.unwatch(io.fd, token: token)
-        io.close()
+        // While the sender's thread holds bytes for it, the descriptor stays open (handedBack).
+        if handedOff == nil { io.close() }
         let done = onClose
         onClose = nil
         // The owner may let go of this connection in `onClose`; it lives until the call ends.
