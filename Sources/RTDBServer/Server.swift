@@ -73,9 +73,10 @@ public final class Server {
         let listener = try TCPListener(host: options.host, port: options.port)
         self.listener = listener
         let tls = options.tls != nil
-        self.core = try ServerCore(options: options, namespaces: namespaces, rest: rest,
+        let loop = try EventLoop()
+        self.loop = loop
+        self.core = try ServerCore(options: options, namespaces: namespaces, rest: rest, loop: loop,
                                url: { Server.url(listener, tls: tls) })
-        self.loop = try EventLoop()
         self.signals = try SignalPipe()
         var fds: [Int32] = [-1, -1]
         if pipe(&fds) != 0 { throw NetError.system("pipe", errno) }
@@ -100,6 +101,9 @@ public final class Server {
             self.stopSignal = SIGTERM
         }
         try loop.watch(core.detached.wakeRead) { [unowned self] _ in self.core.detached.drain() }
+        if let sender = core.sender {
+            try loop.watch(sender.wakeRead) { [unowned sender] _ in sender.drain() }
+        }
         if let watch {
             try loop.watch(watch.fd) { [unowned self] _ in
                 watch.drain()
@@ -166,7 +170,7 @@ public final class Server {
             core.stopping = true
             core.serveQueued()
             // A write running away from the loop is waited for: it may be acknowledged yet.
-            if core.detached.isRunning || core.commit.canRun { return }
+            if core.detached.isRunning || core.commit.canRun || core.sender?.isBusy == true { return }
             loop.stop()
             return
         }
@@ -272,6 +276,7 @@ public final class Server {
     private func shutdown() {
         loop.unwatch(listener.fd, token: listenerToken)
         // Answers already owed (a committed write's included) go out before the sockets close.
+        core.sender?.finish()
         core.closeAll(within: 3_000) { loop.pause(millis: $0) }
     }
 }

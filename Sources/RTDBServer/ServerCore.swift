@@ -22,6 +22,10 @@ final class ServerCore {
     let commit: GroupCommit
     /// Writes with huge bodies, run away from the loop.
     let detached: DetachedWrites
+    /// Writes a commit's answers and events while the loop reads on (nil: no thread to be
+    /// had, the loop writes them).
+    let sender: OutputSender?
+    private unowned let loop: EventLoop
     /// Set while the server stops: answers carry `Connection: close`.
     var stopping = false
 
@@ -40,8 +44,11 @@ final class ServerCore {
     /// Where every connection's reads land (one turn handles one read at a time).
     var readBuffer = [UInt8](repeating: 0, count: 65_536)
 
-    init(options: Server.Options, namespaces: ServerNamespaces, rest: RESTHandler, url: @escaping () -> String) throws {
+    init(options: Server.Options, namespaces: ServerNamespaces, rest: RESTHandler, loop: EventLoop,
+         url: @escaping () -> String) throws {
         self.options = options
+        self.loop = loop
+        self.sender = try? OutputSender()
         self.namespaces = namespaces
         self.rest = rest
         self.log = ServerLog(requests: options.log)
@@ -121,7 +128,11 @@ final class ServerCore {
                 }
             }
             if !commit.canRun { return }
-            commit.run { files in committed(files) }
+            if let sender {
+                sender.gather(on: loop) { commit.run { files in committed(files) } }
+            } else {
+                commit.run { files in committed(files) }
+            }
         }
     }
 
