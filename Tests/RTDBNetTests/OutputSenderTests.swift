@@ -145,3 +145,31 @@ struct OutputSenderTests {
         c.close()
     }
 }
+
+extension OutputSenderTests {
+    @Test func aLongGatheringIsHandedToTheThreadSliceBySlice() throws {
+        let loop = try EventLoop()
+        let sender = try OutputSender(slice: 2)
+        var pairs: [(SocketConnection, Int32)] = []
+        for _ in 0..<3 {
+            let (mine, peer) = try pair()
+            pairs.append((try SocketConnection(io: .plain(mine), loop: loop), peer))
+        }
+        defer { for (c, peer) in pairs { c.close(); close(peer) } }
+        sender.gather(on: loop) {
+            for (c, _) in pairs { c.send(Array("event".utf8)) }
+            // The first slice (two sends) is with the thread already: its peers get their
+            // bytes while the gathering goes on; the third waits for the end.
+            for (_, peer) in pairs.prefix(2) {
+                var p = pollfd(fd: peer, events: Int16(POLLIN), revents: 0)
+                #expect(poll(&p, 1, 5_000) == 1)
+            }
+            #expect(receive(pairs[2].1).bytes.isEmpty)
+        }
+        sender.finish()
+        for (c, peer) in pairs {
+            #expect(receive(peer).bytes == Array("event".utf8))
+            #expect(c.pendingOutput == 0)
+        }
+    }
+}
