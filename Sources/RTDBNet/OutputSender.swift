@@ -10,8 +10,8 @@ import Darwin
 /// of TCP and wakes the receiver: the largest single cost of answering a small write.
 ///
 /// Inside `gather`, `SocketConnection.send` on a plain socket with nothing else queued hands its
-/// bytes to the batch instead of writing them; `submit` gives the batch to the thread, which
-/// makes one non-blocking `send` per connection and hands back how much each took. The thread
+/// bytes to the batch instead of writing them; the batch goes to the thread a slice at a time,
+/// and the thread makes one non-blocking `send` per connection and hands back how much each took. The thread
 /// sees descriptors and bytes only; the loop keeps the connections. Until its bytes come back
 /// (`drain`, when `wakeRead` is readable) a connection writes nothing else (later output queues
 /// behind, so bytes leave in the order they were sent) and does not close its descriptor (so
