@@ -104,8 +104,14 @@ public final class Connection {
         var statement: Statement? = nil
     }
 
+    /// Set before the first connection opens: SQLite keeps no memory statistics (nothing here
+    /// reads them), so its allocations take no global mutex. Too late (another part of the
+    /// process opened SQLite first) only costs the mutex.
+    private static let configured: Void = { _ = rtdb_sqlite3_config_no_memstatus() }()
+
     /// `immutable`: read the file alone, read-only, without locks or WAL files (see `FileAccess`).
     init(file: String, create: Bool, timeoutSeconds: Double, immutable: Bool = false) throws {
+        Connection.configured
         var db: OpaquePointer?
         let flags = immutable
             ? SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX
