@@ -16,6 +16,23 @@ struct OutputSenderTests {
         return (fds[0], fds[1])
     }
 
+    /// A loop, a sender, and a connection on it with its peer's end.
+    struct Fixture {
+        let loop: EventLoop
+        let sender: OutputSender
+        let c: SocketConnection
+        let peer: Int32
+    }
+
+    func fixture(sendBuffer: Int32? = nil) throws -> Fixture {
+        let loop = try EventLoop()
+        let (mine, peer) = try pair()
+        if var size = sendBuffer {
+            _ = setsockopt(mine, SOL_SOCKET, SO_SNDBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        }
+        return Fixture(loop: loop, sender: try OutputSender(), c: try SocketConnection(io: .plain(mine), loop: loop), peer: peer)
+    }
+
     /// What the peer can read within 50 ms of quiet, and whether it saw the end of the stream.
     func receive(_ fd: Int32) -> (bytes: [UInt8], ended: Bool) {
         var out: [UInt8] = []
@@ -30,11 +47,9 @@ struct OutputSenderTests {
     }
 
     @Test func gatheredBytesGoOutByTheThreadAndLaterOutputWaitsBehindThem() throws {
-        let loop = try EventLoop()
-        let sender = try OutputSender()
-        let (mine, peer) = try pair()
-        defer { close(peer) }
-        let c = try SocketConnection(io: .plain(mine), loop: loop)
+        let f = try fixture()
+        defer { close(f.peer) }
+        let (loop, sender, c, peer) = (f.loop, f.sender, f.c, f.peer)
         sender.gather(on: loop) {
             c.send(Array("one".utf8))
             // Gathered, not written: nothing reaches the peer before the batch is submitted.
@@ -52,11 +67,9 @@ struct OutputSenderTests {
     }
 
     @Test func aConnectionClosedWhileTheThreadHoldsItsBytesKeepsItsDescriptorUntilTheyComeBack() throws {
-        let loop = try EventLoop()
-        let sender = try OutputSender()
-        let (mine, peer) = try pair()
-        defer { close(peer) }
-        let c = try SocketConnection(io: .plain(mine), loop: loop)
+        let f = try fixture()
+        defer { close(f.peer) }
+        let (loop, sender, c, peer) = (f.loop, f.sender, f.c, f.peer)
         var closes = 0
         c.onClose = { closes += 1 }
         sender.gather(on: loop) { c.send(Array("answer".utf8)) }
@@ -73,11 +86,9 @@ struct OutputSenderTests {
     }
 
     @Test func anAnswerThatClosesItsConnectionClosesItOnceTheBytesAreBack() throws {
-        let loop = try EventLoop()
-        let sender = try OutputSender()
-        let (mine, peer) = try pair()
-        defer { close(peer) }
-        let c = try SocketConnection(io: .plain(mine), loop: loop)
+        let f = try fixture()
+        defer { close(f.peer) }
+        let (loop, sender, c, peer) = (f.loop, f.sender, f.c, f.peer)
         sender.gather(on: loop) { c.send(Array("bye".utf8), andClose: true) }
         #expect(!c.closed)
         sender.finish()
@@ -87,13 +98,9 @@ struct OutputSenderTests {
     }
 
     @Test func whatTheSocketDidNotTakeGoesOutFromTheLoop() throws {
-        let loop = try EventLoop()
-        let sender = try OutputSender()
-        let (mine, peer) = try pair()
-        defer { close(peer) }
-        var size: Int32 = 4_096
-        _ = setsockopt(mine, SOL_SOCKET, SO_SNDBUF, &size, socklen_t(MemoryLayout<Int32>.size))
-        let c = try SocketConnection(io: .plain(mine), loop: loop)
+        let f = try fixture(sendBuffer: 4_096)
+        defer { close(f.peer) }
+        let (loop, sender, c, peer) = (f.loop, f.sender, f.c, f.peer)
         let big = (0..<(1 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 7) }
         sender.gather(on: loop) { c.send(big) }
         sender.finish()
@@ -115,10 +122,8 @@ struct OutputSenderTests {
     }
 
     @Test func aSocketThatFailedUnderTheThreadClosesTheConnection() throws {
-        let loop = try EventLoop()
-        let sender = try OutputSender()
-        let (mine, peer) = try pair()
-        let c = try SocketConnection(io: .plain(mine), loop: loop)
+        let f = try fixture()
+        let (loop, sender, c, peer) = (f.loop, f.sender, f.c, f.peer)
         var closes = 0
         c.onClose = { closes += 1 }
         close(peer)
@@ -128,11 +133,9 @@ struct OutputSenderTests {
     }
 
     @Test func heldOutputIsWrittenByTheLoopNotHandedOff() throws {
-        let loop = try EventLoop()
-        let sender = try OutputSender()
-        let (mine, peer) = try pair()
-        defer { close(peer) }
-        let c = try SocketConnection(io: .plain(mine), loop: loop)
+        let f = try fixture()
+        defer { close(f.peer) }
+        let (loop, sender, c, peer) = (f.loop, f.sender, f.c, f.peer)
         sender.gather(on: loop) {
             c.hold()
             c.send(Array("a".utf8))

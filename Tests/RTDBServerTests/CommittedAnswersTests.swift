@@ -9,12 +9,6 @@ import RTDBNet
 /// reads it pipelines, an answer that ends the connection ends it after its bytes, and many
 /// connections writing at once each get their own answer.
 @Suite(.serialized) struct CommittedAnswersTests {
-    final class Running: @unchecked Sendable {
-        let server: Server
-        let done = DispatchSemaphore(value: 0)
-        init(_ server: Server) { self.server = server }
-    }
-
     /// Runs a server on a fresh file for `body`, then stops it.
     func withServer(_ body: (Int) throws -> Void) throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("rtdb-answers-\(UUID().uuidString)").path
@@ -24,16 +18,7 @@ import RTDBNet
         options.port = 0
         let server = try Server(options: options, namespaces: ServerNamespaces(file: dir + "/a.db", timeoutSeconds: 5),
                                 watchFolder: nil)
-        let running = Running(server)
-        Thread.detachNewThread {
-            _ = try? running.server.run()
-            running.done.signal()
-        }
-        defer {
-            running.server.stop()
-            _ = running.done.wait(timeout: .now() + 10)
-        }
-        try body(server.port)
+        try whileRunning(server) { try body(server.port) }
     }
 
     /// Sends `text` in one write and reads until `answers` responses (with their bodies) or the

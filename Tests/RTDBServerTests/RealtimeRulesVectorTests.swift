@@ -15,12 +15,6 @@ import RTDBWire
 /// `permission_denied`, and a denied write changes nothing. The two vectors about REST's 400
 /// answers (an undeclared index, a rules file error) have no realtime counterpart.
 @Suite(.serialized) struct RealtimeRulesVectorTests {
-    final class Running: @unchecked Sendable {
-        let server: Server
-        let done = DispatchSemaphore(value: 0)
-        init(_ server: Server) { self.server = server }
-    }
-
     @Test("each vector over the realtime protocol", arguments: vectors.filter { $0.expected != 400 })
     func vector(_ v: Vector) throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("rtdb-rt-\(UUID().uuidString)").path
@@ -35,15 +29,10 @@ import RTDBWire
         options.port = 0
         let server = try Server(options: options, namespaces: ServerNamespaces(file: file, timeoutSeconds: 5),
                                 watchFolder: nil, security: security)
-        let running = Running(server)
-        Thread.detachNewThread {
-            _ = try? running.server.run()
-            running.done.signal()
-        }
-        defer {
-            running.server.stop()
-            _ = running.done.wait(timeout: .now() + 10)
-        }
+        try whileRunning(server) { try check(v, server: server, file: file) }
+    }
+
+    func check(_ v: Vector, server: Server, file: String) throws {
         let before = try EmbeddedDatabase(file: file).get(.root)
 
         let target = RemoteTarget(secure: false, host: "127.0.0.1", port: server.port, namespace: "demo", emulator: false)
