@@ -169,7 +169,8 @@ public final class Server {
             loop.unwatch(listener.fd, token: listenerToken)
             core.stopping = true
             core.serveQueued()
-            // A write running away from the loop is waited for: it may be acknowledged yet.
+            // A write running away from the loop is waited for (it may be acknowledged yet), and
+            // so are answers still with the sender's thread (their connections are told after).
             if core.detached.isRunning || core.commit.canRun || core.sender?.isBusy == true { return }
             loop.stop()
             return
