@@ -128,12 +128,14 @@ final class ServerCore {
                 }
             }
             if !commit.canRun { return }
-            if let sender {
-                sender.gather(on: loop) { commit.run { files in committed(files) } }
-            } else {
-                commit.run { files in committed(files) }
-            }
+            gatheringAnswers { commit.run { files in committed(files) } }
         }
+    }
+
+    /// Runs `body` with what it sends on plain sockets handed to the sender's thread (written
+    /// by the loop itself when there is no such thread).
+    private func gatheringAnswers(_ body: () -> Void) {
+        if let sender { sender.gather(on: loop, body) } else { body() }
     }
 
     /// After a commit of `files`: their events go to streams and listens (before the writers
