@@ -6,6 +6,9 @@ let linuxKernel: Target.Dependency = .target(name: "CLinux", condition: .when(pl
 
 let package = Package(
     name: "rtdb",
+    // Shared state between threads lives in the standard library's Mutex and Atomic
+    // (Synchronization), which macOS has from 15 on; Linux and FreeBSD have them with Swift 6.
+    platforms: [.macOS(.v15)],
     products: [
         .executable(name: "rtdb", targets: ["rtdb"]),
     ],

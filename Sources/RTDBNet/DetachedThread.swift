@@ -4,11 +4,14 @@ import Glibc
 import Darwin
 #endif
 
-/// Runs `body` on a new detached thread; pthread_create's result (0: started).
-public func startDetachedThread(_ body: @escaping @Sendable () -> Void) -> Int32 {
-    final class Box: @unchecked Sendable {
-        let body: @Sendable () -> Void
-        init(_ body: @escaping @Sendable () -> Void) { self.body = body }
+/// Runs `body` on a new detached thread; pthread_create's result (0: started). `body` is sent:
+/// the caller keeps no reference to what it captures, so the thread owns it alone (what it
+/// shares with others must be Sendable). With `orHere`, a thread that cannot be had leaves
+/// `body` to run on the calling thread before this returns.
+public func startDetachedThread(orHere: Bool = false, _ body: sending @escaping () -> Void) -> Int32 {
+    final class Box {
+        let body: () -> Void
+        init(_ body: sending @escaping () -> Void) { self.body = body }
     }
     let box = Unmanaged.passRetained(Box(body)).toOpaque()
     var attributes = pthread_attr_t()
@@ -27,6 +30,9 @@ public func startDetachedThread(_ body: @escaping @Sendable () -> Void) -> Int32
         Unmanaged<Box>.fromOpaque(raw).takeRetainedValue().body()
         return nil
     }, box)
-    if rc != 0 { Unmanaged<Box>.fromOpaque(box).release() }
+    if rc != 0 {
+        let unstarted = Unmanaged<Box>.fromOpaque(box).takeRetainedValue()
+        if orHere { unstarted.body() }
+    }
     return rc
 }

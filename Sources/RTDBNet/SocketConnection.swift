@@ -1,19 +1,32 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// One accepted connection on an event loop. It owns its socket (and TLS session), the bytes
 /// not yet sent, and its registration in the loop; `close()` is the one place the socket
 /// closes, and closing tells `onClose` once.
 ///
 /// Output is written at once when the socket takes it; what it does not take waits here and
-/// goes out when the socket is writable again. Inside `OutputSender.gather` a plain socket's
-/// output is handed to the sender's thread instead; until it comes back, later output waits
-/// behind it and the descriptor stays open. Back-pressure is explicit: with an
+/// goes out when the socket is writable again. While its `sender` gathers (`OutputSender.gather`)
+/// a plain socket's output is handed to the sender's thread instead; until it comes back, later
+/// output waits behind it and the descriptor stays open. Back-pressure is explicit: with an
 /// `outputLimit`, a peer that lets more than that many bytes pile up (a stream client that does
 /// not read) is closed rather than allowed to grow memory without bound.
+///
+/// Ownership: the connection is its loop's (debug builds check the thread); the loop holds it
+/// while it is watched, its owner after. Closing is a state, not a deallocation: callbacks are
+/// cleared when it closes, and nothing runs on a closed connection.
 public final class SocketConnection: EventHandler {
     public let io: ConnectionIO
     public var fd: Int32 { io.fd }
     /// The loop's token for this connection (also its id).
     public private(set) var token: UInt64
-    private unowned let loop: EventLoop
+    /// Weak: the loop holds the connection while it is watched, not the other way round.
+    private weak var loop: EventLoop?
+    /// Where a gathered stretch of output goes (nil: always written here).
+    public var sender: OutputSender? = nil
 
     public private(set) var closed = false
     /// Monotonic milliseconds of the last bytes received / sent.
@@ -39,9 +52,10 @@ public final class SocketConnection: EventHandler {
     public var onReadable: (() -> Void)?
 
     /// Registers `io` with `loop` (the loop keeps the connection until it closes).
-    public init(io: ConnectionIO, loop: EventLoop) throws {
+    public init(io: ConnectionIO, loop: EventLoop, sender: OutputSender? = nil) throws {
         self.io = io
         self.loop = loop
+        self.sender = sender
         let now = monotonicMillis()
         lastInput = now
         lastOutput = now
@@ -52,6 +66,9 @@ public final class SocketConnection: EventHandler {
     public func ready(_ r: Poller.Ready) {
         let tlsWaitsForWritable = io.wantsWritable
         if r.writable { flush() }
+        // A write that failed closed the connection: its owner may have let go of what the
+        // input callback would reach.
+        if closed { return }
         if r.readable || r.closed || (r.writable && tlsWaitsForWritable) { onReadable?() }
     }
 
@@ -88,15 +105,19 @@ public final class SocketConnection: EventHandler {
 
     /// Why TLS failed, when the connection closed because it did.
     public private(set) var failure: String? = nil
+    /// The loop could not change what it watches the socket for: the connection was closed,
+    /// since it could no longer be served as it asked.
+    public private(set) var readinessFailure: NetError? = nil
 
     /// Queues `bytes` (writing at once what the socket takes); with `andClose`, the connection
     /// closes once they are sent.
     public func send(_ bytes: [UInt8], andClose: Bool = false) {
+        assertOnLoop()
         if closed { return }
         if andClose { closing = true }
-        if handedOff == nil && !holding && queued == 0, let batch = loop.outputBatch, case .plain(let fd) = io {
+        if handedOff == nil && !holding && queued == 0, let sender, sender.isGathering, case .plain(let fd) = io {
             handedOff = bytes
-            batch.add(self, fd: fd, bytes)
+            sender.add(self, fd: fd, bytes)
             return
         }
         if holding || handedOff != nil {
@@ -144,6 +165,7 @@ public final class SocketConnection: EventHandler {
 
     /// Writes queued bytes while the socket takes them.
     public func flush() {
+        assertOnLoop()
         if closed || handedOff != nil { return }
         while queued > 0 {
             let r = out.withUnsafeBytes { io.write(UnsafeRawBufferPointer(rebasing: $0[outStart...])) }
@@ -178,6 +200,7 @@ public final class SocketConnection: EventHandler {
     /// `OutputSender`'s thread wrote `written` bytes of those handed to it (-1: the socket
     /// failed): the rest, and what waited behind them, go out from here.
     func handedBack(written: Int) {
+        assertOnLoop()
         guard let bytes = handedOff else { return }
         handedOff = nil
         if closed {
@@ -195,7 +218,7 @@ public final class SocketConnection: EventHandler {
     public func watchWritable(_ on: Bool) {
         if closed || watchingWritable == on { return }
         watchingWritable = on
-        loop.modify(io.fd, token: token, read: !readingPaused, write: on)
+        rewatch()
     }
 
     /// Whether the loop is told about input (false while the owner has too much to do already).
@@ -206,19 +229,43 @@ public final class SocketConnection: EventHandler {
     public func pauseReading(_ paused: Bool) {
         if closed || readingPaused == paused { return }
         readingPaused = paused
-        loop.modify(io.fd, token: token, read: !paused, write: watchingWritable)
+        rewatch()
+    }
+
+    /// Tells the loop what the socket is watched for now. A refusal (the kernel is out of
+    /// memory for it, or the loop is gone) would leave a connection that is never told it can
+    /// write, or reads when it should not: it is closed instead, and says why.
+    private func rewatch() {
+        do {
+            guard let loop else { throw NetError.system("epoll_ctl", EBADF) }
+            try loop.modify(io.fd, token: token, read: !readingPaused, write: watchingWritable)
+        } catch let e as NetError {
+            readinessFailure = e
+            close()
+        } catch {
+            close()
+        }
     }
 
     /// Unwatches and closes the socket (TLS first sends close_notify); `onClose` runs once.
     public func close() {
+        assertOnLoop()
         if closed { return }
         closed = true
-        loop.unwatch(io.fd, token: token)
+        loop?.unwatch(io.fd, token: token)
         // While the sender's thread holds bytes for it, the descriptor stays open (handedBack).
         if handedOff == nil { io.close() }
         let done = onClose
         onClose = nil
+        onReadable = nil
         // The owner may let go of this connection in `onClose`; it lives until the call ends.
         withExtendedLifetime(self) { done?() }
+    }
+
+    /// Stops a debug build when the connection is used off its loop's thread (the check and
+    /// the weak load it needs are compiled out of release builds).
+    @inline(__always)
+    private func assertOnLoop(file: StaticString = #fileID, line: UInt = #line) {
+        assert(loop?.handle.inLoop ?? true, "a connection touched off its loop's thread", file: file, line: line)
     }
 }

@@ -188,3 +188,15 @@ public func emptySpawnAttributes() -> SpawnAttributes {
     return nil
     #endif
 }
+
+// MARK: - Threads
+
+/// A number naming the calling thread while it runs (pthread_t is an integer in glibc, a
+/// pointer on Darwin and the BSDs).
+public func currentThreadID() -> UInt {
+    #if os(Linux)
+    return UInt(pthread_self())
+    #else
+    return UInt(bitPattern: pthread_self())
+    #endif
+}

@@ -47,8 +47,6 @@ public final class Server {
     let listener: TCPListener
     let signals: SignalPipe
     let watch: FolderWatch?
-    /// A pipe whose byte asks the loop to stop (`stop()`), as SIGTERM does.
-    let stopPipe: (read: Int32, write: Int32)
     private var listenerToken: UInt64 = 0
     private var stopSignal: Int32? = nil
     /// The database files may hold commits the streams have not seen.
@@ -78,36 +76,25 @@ public final class Server {
         self.core = try ServerCore(options: options, namespaces: namespaces, rest: rest, loop: loop,
                                url: { Server.url(listener, tls: tls) })
         self.signals = try SignalPipe()
-        var fds: [Int32] = [-1, -1]
-        if pipe(&fds) != 0 { throw NetError.system("pipe", errno) }
-        setNonBlocking(fds[0])
-        setNonBlocking(fds[1])
-        stopPipe = (fds[0], fds[1])
         watch = watchFolder.flatMap { try? FolderWatch(folder: $0) }
         let reserve = Server.reservedDescriptors(openFiles: namespaces.maxOpenFiles)
         let limit = raiseOpenFileLimit(to: options.maxConnections + reserve)
         maxConnections = Server.connectionCap(options.maxConnections, descriptorLimit: limit, reserve: reserve)
-        rest.onRulesChanged = { [unowned self] ns in
+        // The loop's handlers hold the server weakly: the server owns the loop.
+        rest.onRulesChanged = { [weak self] ns in
+            guard let self else { return }
             self.core.recheck()
             self.createDeclaredIndexes(ns)
         }
-        listenerToken = try loop.watch(listener.fd) { [unowned self] _ in self.acceptAll() }
-        try loop.watch(signals.readEnd) { [unowned self] _ in
+        listenerToken = try loop.watch(listener.fd) { [weak self] _ in self?.acceptAll() }
+        try loop.watch(signals.readEnd) { [weak self] _ in
+            guard let self else { return }
             if let s = self.signals.drain().first { self.stopSignal = s }
         }
-        try loop.watch(stopPipe.read) { [unowned self] _ in
-            var b = [UInt8](repeating: 0, count: 16)
-            while read(self.stopPipe.read, &b, b.count) > 0 {}
-            self.stopSignal = SIGTERM
-        }
-        try loop.watch(core.detached.wakeRead) { [unowned self] _ in self.core.detached.drain() }
-        if let sender = core.sender {
-            try loop.watch(sender.wakeRead) { [unowned sender] _ in sender.drain() }
-        }
         if let watch {
-            try loop.watch(watch.fd) { [unowned self] _ in
+            try loop.watch(watch.fd) { [weak self] _ in
                 watch.drain()
-                self.feedDirty = true
+                self?.feedDirty = true
             }
         }
     }
@@ -137,10 +124,10 @@ public final class Server {
     }
 
     /// Asks a running server to stop as SIGTERM would (answer what arrived, close, return).
-    /// Safe to call from another thread: it only writes one byte to a pipe.
+    /// Safe to call from another thread: it posts the request to the loop, which acts on it.
     public func stop() {
-        var b: UInt8 = 1
-        _ = write(stopPipe.write, &b, 1)
+        let me = LoopBound(self, on: loop.handle)
+        loop.handle.execute { me.value.stopSignal = SIGTERM }
     }
 
     /// The base URL clients use, e.g. `http://127.0.0.1:9000`.
@@ -155,8 +142,9 @@ public final class Server {
 
     /// Serves until SIGINT or SIGTERM; returns the signal that ended it.
     public func run() throws -> Int32 {
+        loop.moveToCurrentThread()
         scheduleSweep()
-        try loop.run(maxWaitMillis: 1_000) { [unowned self] in self.endOfTurn() }
+        try loop.run(maxWaitMillis: 1_000) { self.endOfTurn() }
         shutdown()
         return stopSignal ?? SIGTERM
     }
@@ -181,9 +169,9 @@ public final class Server {
         guard !core.streams.isEmpty else { feedDirty = false; return }
         // A slow safety poll while anything streams: a commit the folder watch missed.
         if pollTimer == nil {
-            pollTimer = loop.schedule(after: 250) { [unowned self] in
-                self.pollTimer = nil
-                self.feedDirty = true
+            pollTimer = loop.schedule(after: 250) { [weak self] in
+                self?.pollTimer = nil
+                self?.feedDirty = true
             }
         }
         if feedDirty {
@@ -197,7 +185,8 @@ public final class Server {
     /// Once a second: idle connections, keep-alives, expired tokens, and the sessions of
     /// `rtdb session` whose process died (their writes run now; the feeds deliver them).
     private func scheduleSweep() {
-        loop.schedule(after: 1_000) { [unowned self] in
+        loop.schedule(after: 1_000) { [weak self] in
+            guard let self else { return }
             self.core.sweep(now: monotonicMillis())
             // (Not while a detached write holds a file's lock: the loop never waits for it.)
             if !self.core.commit.detachedRunning {
@@ -254,12 +243,22 @@ public final class Server {
         }
         acceptPaused = true
         loop.unwatch(listener.fd, token: listenerToken)
-        loop.schedule(after: 100) { [unowned self] in
-            self.acceptPaused = false
-            guard self.stopSignal == nil else { return }
-            if let token = try? self.loop.watch(self.listener.fd, { [unowned self] _ in self.acceptAll() }) {
-                self.listenerToken = token
-            }
+        loop.schedule(after: 100) { [weak self] in self?.resumeAccepting() }
+    }
+
+    /// Accepting again after `acceptFailed`'s pause. Watching the listener again can fail too
+    /// (the kernel refuses the registration): that is said once and tried again later, so a
+    /// server never stays deaf while it runs.
+    private func resumeAccepting() {
+        acceptPaused = false
+        guard stopSignal == nil else { return }
+        do {
+            listenerToken = try loop.watch(listener.fd) { [weak self] _ in self?.acceptAll() }
+        } catch {
+            core.log.event("accept_paused", [("message", "watching the listener again: \(error)"),
+                                             ("connections", String(core.connections.count))])
+            acceptPaused = true
+            loop.schedule(after: 1_000) { [weak self] in self?.resumeAccepting() }
         }
     }
 

@@ -25,7 +25,9 @@ final class ServerConnection {
     }
 
     let link: SocketConnection
-    unowned let core: ServerCore
+    /// Held while the connection is open: the core's table holds the connection until it
+    /// closes, which ends the pair.
+    let core: ServerCore
     var id: UInt64 { link.token }
     private(set) var role = Role.http
     /// The HTTP reader; emptied once the connection speaks something else.

@@ -11,6 +11,10 @@ import RTDBWire
 /// writes of all of them into one group commit; streams and listens get the commit's events
 /// before the writers get their answers; then connections whose next request waited for a
 /// write run again, until none has anything it can run.
+///
+/// Ownership: everything here is the loop's (its thread runs every method). Connections are
+/// held by `connections` while open; a connection's callbacks hold it weakly, and it holds the
+/// core until it closes (closing removes it from the table, which ends both).
 final class ServerCore {
     let options: Server.Options
     let log: ServerLog
@@ -25,7 +29,7 @@ final class ServerCore {
     /// Writes a commit's answers and events while the loop reads on (nil: no thread to be
     /// had, the loop writes them).
     let sender: OutputSender?
-    private unowned let loop: EventLoop
+    private let loop: EventLoop
     /// Set while the server stops: answers carry `Connection: close`.
     var stopping = false
 
@@ -48,7 +52,7 @@ final class ServerCore {
          url: @escaping () -> String) throws {
         self.options = options
         self.loop = loop
-        self.sender = try? OutputSender()
+        self.sender = try? OutputSender(loop: loop)
         self.namespaces = namespaces
         self.rest = rest
         self.log = ServerLog(requests: options.log)
@@ -56,30 +60,41 @@ final class ServerCore {
         self.streams = ServerStreams()
         self.realtime = RealtimeHandler(rest: rest, namespaces: namespaces, streams: streams, log: log)
         self.commit = GroupCommit(storage: namespaces)
-        self.detached = try DetachedWrites()
-        streams.deliver = { [unowned self] subs, event in self.deliver(subs, event) }
-        namespaces.keepOpen = { [unowned streams] f in streams.follows(f) }
+        self.detached = DetachedWrites(loop: loop)
+        streams.deliver = { [weak self] subs, event in self?.deliver(subs, event) }
+        namespaces.keepOpen = { [weak streams] f in streams?.follows(f) ?? false }
     }
 
     // MARK: connections
 
     /// A new connection: it speaks HTTP until it becomes something else.
     func add(_ link: SocketConnection) {
+        loop.assertOnLoop()
         let c = ServerConnection(link: link, core: self)
         connections[link.token] = c
-        link.onReadable = { [unowned c] in c.readable() }
-        link.onClose = { [unowned self, unowned c] in self.closed(c) }
+        link.sender = sender
+        // Weak: the table owns the connection; a callback that outlives it (the socket reports
+        // input in the same readiness as the failed write that closed it) finds nothing.
+        link.onReadable = { [weak c] in c?.readable() }
+        link.onClose = { [weak self, weak c] in
+            guard let self, let c else { return }
+            self.closed(c)
+        }
     }
 
     /// A connection closed: its stream or listens end; a realtime session's onDisconnect writes
     /// go to the next group commit.
     private func closed(_ c: ServerConnection) {
+        if let why = c.link.readinessFailure {
+            // Closed because the loop could not watch it as needed: said once, here.
+            log.event("readiness_error", [("message", "\(why)")])
+        }
         switch c.role {
         case .stream(let s):
             streams.close(s.subscriber)
         case .realtime(let session):
             sessions[session.id] = nil
-            if let d = realtime.end(session) { commit.submitDisconnect { [unowned self] in self.realtime.runDisconnect(d) } }
+            if let d = realtime.end(session) { commit.submitDisconnect { [weak self] in self?.realtime.runDisconnect(d) } }
         case .http:
             break
         }
@@ -107,6 +122,7 @@ final class ServerCore {
     /// Answers queued requests: reads at once, writes in group commits, until no connection
     /// has anything it can run.
     func serveQueued() {
+        loop.assertOnLoop()
         if !later.isEmpty {
             runnable.insert(contentsOf: later, at: 0)   // still marked scheduled
             later.removeAll(keepingCapacity: true)
@@ -135,7 +151,7 @@ final class ServerCore {
     /// Runs `body` with what it sends on plain sockets handed to the sender's thread (written
     /// by the loop itself when there is no such thread).
     private func gatheringAnswers(_ body: () -> Void) {
-        if let sender { sender.gather(on: loop, body) } else { body() }
+        if let sender { sender.gather(body) } else { body() }
     }
 
     /// After a commit of `files`: their events go to streams and listens (before the writers
@@ -152,13 +168,14 @@ final class ServerCore {
     func runDetached(_ request: HTTPRequest, answer: @escaping (HTTPResponse) -> Void) {
         let file = (try? rest.namespace(request)).map { namespaces.path(of: $0) }
         let own = namespaces.detachedCopy()
-        let job = DetachedWrites.Job(request: request, handler: rest.detachedCopy(provider: own), namespaces: own) { [unowned self] response in
+        let job = DetachedWrites.Job(request: request, handler: rest.detachedCopy(provider: own), namespaces: own)
+        detached.start(job) { [weak self] response in
+            guard let self else { return }
             commit.detachedFinished()
             // The loop's handle of the file reads the new commit from here on.
             if let file { committed([file]) }
             answer(response)
         }
-        detached.start(job)
     }
 
     /// Sends the new commits of `files` to the streams and listens that follow them.

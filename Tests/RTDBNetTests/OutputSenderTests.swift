@@ -30,7 +30,8 @@ struct OutputSenderTests {
         if var size = sendBuffer {
             _ = setsockopt(mine, SOL_SOCKET, SO_SNDBUF, &size, socklen_t(MemoryLayout<Int32>.size))
         }
-        return Fixture(loop: loop, sender: try OutputSender(), c: try SocketConnection(io: .plain(mine), loop: loop), peer: peer)
+        let sender = try OutputSender(loop: loop)
+        return Fixture(loop: loop, sender: sender, c: try SocketConnection(io: .plain(mine), loop: loop, sender: sender), peer: peer)
     }
 
     /// What the peer can read within 50 ms of quiet, and whether it saw the end of the stream.
@@ -49,8 +50,8 @@ struct OutputSenderTests {
     @Test func gatheredBytesGoOutByTheThreadAndLaterOutputWaitsBehindThem() throws {
         let f = try fixture()
         defer { close(f.peer) }
-        let (loop, sender, c, peer) = (f.loop, f.sender, f.c, f.peer)
-        sender.gather(on: loop) {
+        let (sender, c, peer) = (f.sender, f.c, f.peer)
+        sender.gather {
             c.send(Array("one".utf8))
             // Gathered, not written: nothing reaches the peer before the batch is submitted.
             #expect(c.pendingOutput == 3)
@@ -72,7 +73,7 @@ struct OutputSenderTests {
         let (loop, sender, c, peer) = (f.loop, f.sender, f.c, f.peer)
         var closes = 0
         c.onClose = { closes += 1 }
-        sender.gather(on: loop) { c.send(Array("answer".utf8)) }
+        sender.gather { c.send(Array("answer".utf8)) }
         c.close()
         #expect(c.closed && closes == 1 && loop.watchedCount == 0)
         // The descriptor is still open (the peer sees no end), whatever the thread has written.
@@ -88,8 +89,8 @@ struct OutputSenderTests {
     @Test func anAnswerThatClosesItsConnectionClosesItOnceTheBytesAreBack() throws {
         let f = try fixture()
         defer { close(f.peer) }
-        let (loop, sender, c, peer) = (f.loop, f.sender, f.c, f.peer)
-        sender.gather(on: loop) { c.send(Array("bye".utf8), andClose: true) }
+        let (sender, c, peer) = (f.sender, f.c, f.peer)
+        sender.gather { c.send(Array("bye".utf8), andClose: true) }
         #expect(!c.closed)
         sender.finish()
         #expect(c.closed)
@@ -102,7 +103,7 @@ struct OutputSenderTests {
         defer { close(f.peer) }
         let (loop, sender, c, peer) = (f.loop, f.sender, f.c, f.peer)
         let big = (0..<(1 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 7) }
-        sender.gather(on: loop) { c.send(big) }
+        sender.gather { c.send(big) }
         sender.finish()
         // The socket took part of it; the rest waits on the connection for writability.
         #expect(c.pendingOutput > 0 && c.pendingOutput < big.count && !c.closed)
@@ -123,11 +124,11 @@ struct OutputSenderTests {
 
     @Test func aSocketThatFailedUnderTheThreadClosesTheConnection() throws {
         let f = try fixture()
-        let (loop, sender, c, peer) = (f.loop, f.sender, f.c, f.peer)
+        let (sender, c, peer) = (f.sender, f.c, f.peer)
         var closes = 0
         c.onClose = { closes += 1 }
         close(peer)
-        sender.gather(on: loop) { c.send(Array("lost".utf8)) }
+        sender.gather { c.send(Array("lost".utf8)) }
         sender.finish()
         #expect(c.closed && closes == 1)
     }
@@ -135,8 +136,8 @@ struct OutputSenderTests {
     @Test func heldOutputIsWrittenByTheLoopNotHandedOff() throws {
         let f = try fixture()
         defer { close(f.peer) }
-        let (loop, sender, c, peer) = (f.loop, f.sender, f.c, f.peer)
-        sender.gather(on: loop) {
+        let (sender, c, peer) = (f.sender, f.c, f.peer)
+        sender.gather {
             c.hold()
             c.send(Array("a".utf8))
             c.send(Array("b".utf8))
@@ -152,14 +153,14 @@ struct OutputSenderTests {
 extension OutputSenderTests {
     @Test func aLongGatheringIsHandedToTheThreadSliceBySlice() throws {
         let loop = try EventLoop()
-        let sender = try OutputSender(slice: 2)
+        let sender = try OutputSender(loop: loop, slice: 2)
         var pairs: [(SocketConnection, Int32)] = []
         for _ in 0..<3 {
             let (mine, peer) = try pair()
-            pairs.append((try SocketConnection(io: .plain(mine), loop: loop), peer))
+            pairs.append((try SocketConnection(io: .plain(mine), loop: loop, sender: sender), peer))
         }
         defer { for (c, peer) in pairs { c.close(); close(peer) } }
-        sender.gather(on: loop) {
+        sender.gather {
             for (c, _) in pairs { c.send(Array("event".utf8)) }
             // The first slice (two sends) is with the thread already: its peers get their
             // bytes while the gathering goes on; the third waits for the end.
