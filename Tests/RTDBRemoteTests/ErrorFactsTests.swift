@@ -56,4 +56,21 @@ import Testing
         #expect(!TLSHook.isCertificateRefusal(words))
         #expect(TLSHook.isCertificateRefusal(RTDBError(.unavailable, "anything", fact: .certificateRefused)))
     }
+
+    /// The URL's errors name where it came from, so no caller rewrites their words.
+    @Test func urlErrorsNameTheOptionOrVariableThatGaveTheURL() {
+        func message(_ url: String, _ source: RemoteTarget.URLSource?) -> String {
+            do {
+                _ = try source.map { try RemoteTarget.parse(url, from: $0) } ?? RemoteTarget.parse(url)
+                return "parsed"
+            } catch {
+                return (error as? RTDBError)?.message ?? "\(error)"
+            }
+        }
+        let expected = ": not an http or https URL; expected https://NAME.firebaseio.com, "
+            + "https://NAME.REGION.firebasedatabase.app or http://HOST:PORT[?ns=NAME]"
+        #expect(message("ftp://x", .environment) == "RTDB_URL \"ftp://x\"" + expected)
+        #expect(message("ftp://x", .option) == "--url \"ftp://x\"" + expected)
+        #expect(message("ftp://x", nil) == "--url \"ftp://x\"" + expected)
+    }
 }
