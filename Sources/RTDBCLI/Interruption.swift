@@ -1,5 +1,6 @@
 import RTDBCore
 import RTDBNet
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -20,24 +21,33 @@ struct Interrupted: Error {
 /// process's signal pipe (`SignalPipe`): the command polls `readFD` while it waits for a child,
 /// and checks `pending` at the points where stopping is safe.
 enum Interruption {
-    nonisolated(unsafe) private static var pipe: SignalPipe? = nil
-    /// The first signal seen by `pending`, kept once read from the pipe.
-    nonisolated(unsafe) private static var received: Int32 = 0
+    /// The pipe once installed, and the first signal `pending` read from it. Only commands read
+    /// them (the handler writes to the pipe alone), so a lock is enough.
+    private struct State {
+        var pipe: SignalPipe? = nil
+        var received: Int32 = 0
+    }
+
+    private static let state = Mutex(State())
 
     /// The pipe's read end, -1 until `install` (or when no pipe could be made).
-    static var readFD: Int32 { pipe?.readEnd ?? -1 }
+    static var readFD: Int32 { state.withLock { $0.pipe?.readEnd ?? -1 } }
 
     /// Installs the handlers; from now on SIGINT and SIGTERM no longer end the process.
     static func install() {
-        if pipe != nil { return }
-        // Without a pipe the signals keep their default action.
-        pipe = try? SignalPipe()
+        state.withLock { s in
+            if s.pipe != nil { return }
+            // Without a pipe the signals keep their default action.
+            s.pipe = try? SignalPipe()
+        }
     }
 
     /// The signal received so far, if any.
     static func pending() -> Int32? {
-        if received == 0, let first = pipe?.drain().first { received = first }
-        return received == 0 ? nil : received
+        state.withLock { s in
+            if s.received == 0, let first = s.pipe?.drain().first { s.received = first }
+            return s.received == 0 ? nil : s.received
+        }
     }
 
     /// Throws `Interrupted` when a signal has arrived.

@@ -78,13 +78,10 @@ extension Invocation {
         // (`--db ""` is refused: SQLite would treat "" as a throw-away temporary database.)
         let dbFile = try value(Global.db)
         if let url = try value(Global.url) {
-            return try remoteDatabase(url, from: "--url")
+            return try remoteDatabase(url, from: .option)
         }
         if let url = Invocation.env("RTDB_URL") {
-            do { return try remoteDatabase(url, from: "RTDB_URL") } catch let e as RTDBError where e.message.hasPrefix("--url ") {
-                // The URL came from the environment: say so.
-                throw RTDBError(e.code, "RTDB_URL " + e.message.dropFirst("--url ".count))
-            }
+            return try remoteDatabase(url, from: .environment)
         }
         if let option = Invocation.remoteOnly.first(where: { has($0) }) {
             throw usageError("\(option.long) is for remote databases: give --url URL (or RTDB_URL) too, or leave it out")
@@ -113,9 +110,9 @@ extension Invocation {
         return stat(file, &st) == 0
     }
 
-    private func remoteDatabase(_ url: String, from source: String, timeoutSeconds: Double? = nil) throws -> RemoteDatabase {
+    private func remoteDatabase(_ url: String, from source: RemoteTarget.URLSource, timeoutSeconds: Double? = nil) throws -> RemoteDatabase {
         let emulatorHost = Invocation.env("FIREBASE_DATABASE_EMULATOR_HOST")
-        let target = try RemoteTarget.parse(url, emulatorHost: emulatorHost)
+        let target = try RemoteTarget.parse(url, from: source, emulatorHost: emulatorHost)
         let credential = try Credential.resolve(
             accessToken: value(Global.accessToken), auth: value(Global.auth), credentials: value(Global.credentials), env: Invocation.env,
             readFile: { try readFile($0, limit: 1 << 20) },
@@ -129,7 +126,7 @@ extension Invocation {
         }
         if has(Global.verbose) {
             let redirected = target.emulator && target.namespaceSource == .productionHost
-            verbose("remote database \(target.display) (\(source)\(redirected ? ", sent to the emulator FIREBASE_DATABASE_EMULATOR_HOST names" : "")): "
+            verbose("remote database \(target.display) (\(source.rawValue)\(redirected ? ", sent to the emulator FIREBASE_DATABASE_EMULATOR_HOST names" : "")): "
                     + "namespace \(target.namespace) (\(target.namespaceSource.explanation)); \(credential)"
                     + (caFile.map { "; also trusting \($0)" } ?? ""))
         }
@@ -141,21 +138,15 @@ extension Invocation {
     /// behaves exactly as without a cache. Nothing is opened here.
     private func offlineDatabase(patient: Bool = false, persist: Bool = false) throws -> OfflineDatabase? {
         let url: String
-        let fromEnv: Bool
-        if let u = try value(Global.url) { (url, fromEnv) = (u, false) } else if let u = Invocation.env("RTDB_URL") { (url, fromEnv) = (u, true) } else { return nil }
-        let target: RemoteTarget
-        do {
-            target = try RemoteTarget.parse(url, emulatorHost: Invocation.env("FIREBASE_DATABASE_EMULATOR_HOST"))
-        } catch let e as RTDBError where fromEnv && e.message.hasPrefix("--url ") {
-            // The URL came from the environment: say so (as `directDatabase` does).
-            throw RTDBError(e.code, "RTDB_URL " + e.message.dropFirst("--url ".count))
-        }
+        let source: RemoteTarget.URLSource
+        if let u = try value(Global.url) { (url, source) = (u, .option) } else if let u = Invocation.env("RTDB_URL") { (url, source) = (u, .environment) } else { return nil }
+        let target = try RemoteTarget.parse(url, from: source, emulatorHost: Invocation.env("FIREBASE_DATABASE_EMULATOR_HOST"))
         guard let options = try OfflineOptions.parse(self, target: target, persist: persist) else { return nil }
         let timeout = try timeoutSeconds()
         // Auto mode gives the server the connect timeout, then falls back to the cache.
         let requestTimeout = patient || options.mode != .auto ? timeout
             : timeout > 0 ? min(timeout, options.connectTimeoutSeconds) : options.connectTimeoutSeconds
-        let remote = try remoteDatabase(url, from: fromEnv ? "RTDB_URL" : "--url", timeoutSeconds: requestTimeout)
+        let remote = try remoteDatabase(url, from: source, timeoutSeconds: requestTimeout)
         verbose("offline cache \(options.file) (\(options.mode == .offline ? "offline: the server is never contacted" : options.mode == .online ? "online: the server is required" : "auto: the cache answers when the server cannot"))")
         var refresh: (() throws -> Credential)? = nil
         if let command = options.authCommand, Invocation.explicitCredential(self) == nil {

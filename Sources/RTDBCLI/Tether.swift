@@ -1,5 +1,6 @@
 import RTDBCore
 import RTDBNet
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -29,12 +30,16 @@ import Darwin
 /// child itself, not its group or its children.
 enum Tether {
     /// The write end of the pipe to the watchdog (-1: not started, -2: could not be started).
-    nonisolated(unsafe) private static var pipeFD: Int32 = -1
+    /// Held while the watchdog starts and while a line is written, so that it starts once and
+    /// lines never interleave.
+    private static let pipeFD = Mutex<Int32>(-1)
 
     /// Starts the watchdog now if it is not running: called before a command's own pipes are
     /// made, so that it does not inherit them (it also closes what it inherited).
     static func prepare() {
-        if pipeFD == -1 { pipeFD = start() }
+        pipeFD.withLock { fd in
+            if fd == -1 { fd = start() }
+        }
     }
 
     /// From now until `release`, `target` is stopped if rtdb dies: a process id, or the
@@ -45,15 +50,18 @@ enum Tether {
 
     /// `target` no longer needs the watchdog.
     static func release(_ target: pid_t) {
-        guard pipeFD >= 0 else { return }
-        send("-\(target)\n")
+        send("-\(target)\n", starting: false)
     }
 
-    private static func send(_ line: String) {
-        if pipeFD == -1 { pipeFD = start() }
-        guard pipeFD >= 0 else { return }
-        // (SIGPIPE is ignored: a watchdog that is gone makes this fail quietly.)
-        Diagnostics.writeAll(pipeFD, Array(line.utf8))
+    /// Writes `line` to the watchdog, starting it first when `starting` (a release needs none
+    /// when nothing was ever held).
+    private static func send(_ line: String, starting: Bool = true) {
+        pipeFD.withLock { fd in
+            if fd == -1 && starting { fd = start() }
+            guard fd >= 0 else { return }
+            // (SIGPIPE is ignored: a watchdog that is gone makes this fail quietly.)
+            Diagnostics.writeAll(fd, Array(line.utf8))
+        }
     }
 
     /// Starts `rtdb __tether` on a new pipe; returns the write end, or -2 when it cannot start

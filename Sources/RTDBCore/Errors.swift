@@ -44,12 +44,25 @@ public struct RTDBError: Error, Equatable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// A fact about a failure that a caller decides on: set where the failure is known, carried
+    /// with the error, never read back from the message (which is for people only).
+    public enum Fact: Sendable, Equatable {
+        /// The server's TLS certificate did not verify: no outage, so retrying cannot help.
+        case certificateRefused
+        /// The server answered the WebSocket upgrade with another status than 101: it serves
+        /// REST only, or something between does not pass WebSockets.
+        case upgradeRefused
+    }
+
     public var code: Code
     public var message: String
+    /// What a caller may decide on beyond the code; nil for most errors.
+    public var fact: Fact?
 
-    public init(_ code: Code, _ message: String) {
+    public init(_ code: Code, _ message: String, fact: Fact? = nil) {
         self.code = code
         self.message = message
+        self.fact = fact
     }
 
     public var description: String { "\(code.rawValue): \(message)" }

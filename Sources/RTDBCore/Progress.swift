@@ -19,8 +19,8 @@ public enum ProgressUnit: Sendable, Equatable {
     case items(String)
 }
 
-/// A sink that shows nothing.
-public final class SilentProgress: ProgressSink {
+/// A sink that shows nothing (and holds nothing, so threads may share it).
+public final class SilentProgress: ProgressSink, Sendable {
     public init() {}
     public func begin(_ label: String, total: Int64?, unit: ProgressUnit) {}
     public func update(done: Int64) {}
@@ -29,7 +29,7 @@ public final class SilentProgress: ProgressSink {
 
 public enum Progress {
     /// The shared sink that shows nothing: the default of every operation that reports.
-    nonisolated(unsafe) public static let none: ProgressSink = SilentProgress()
+    public static let none: any ProgressSink & Sendable = SilentProgress()
 
     /// The text of one progress line: `label: done / total (p%), rate, time left`, or without a
     /// total `label: done, rate`. `seconds` is the time since the stage began.

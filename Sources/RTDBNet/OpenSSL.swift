@@ -86,8 +86,9 @@ struct DynamicLibrary {
     }
 }
 
-/// The libcrypto functions rtdb uses (errors, memory BIOs, keys, digests, signatures).
-final class LibCrypto: @unchecked Sendable {
+/// The libcrypto functions rtdb uses (errors, memory BIOs, keys, digests, signatures): C
+/// function pointers, resolved once and never changed, so the table is Sendable as it stands.
+final class LibCrypto: Sendable {
     let ERR_get_error: @convention(c) () -> UInt
     let ERR_error_string_n: @convention(c) (UInt, UnsafeMutablePointer<CChar>?, Int) -> Void
     let ERR_clear_error: VoidFn
@@ -218,8 +219,9 @@ final class LibCrypto: @unchecked Sendable {
     }
 }
 
-/// The libssl functions rtdb uses (contexts, connections, verification).
-final class LibSSL: @unchecked Sendable {
+/// The libssl functions rtdb uses (contexts, connections, verification); Sendable as
+/// `LibCrypto` is.
+final class LibSSL: Sendable {
     let crypto: LibCrypto
     let TLS_client_method: PointerFn
     let TLS_server_method: PointerFn
@@ -343,17 +345,27 @@ final class LibSSL: @unchecked Sendable {
     }
 }
 
+/// An OpenSSL object that is set up by the one thread that makes it and only read once it is
+/// shared: an SSL_CTX whose settings are final (OpenSSL lets threads make connections from it
+/// at once), a BIO_METHOD whose callbacks are set. Holding one says nothing about who frees it.
+// Unchecked: OpaquePointer is not Sendable, but OpenSSL allows sharing these objects once only read.
+struct SharedOpenSSLObject: @unchecked Sendable {
+    let pointer: OpaquePointer
+}
+
 /// An SSL_CTX: the settings a client's or server's connections are made from, freed when its
 /// owner lets it go. A connection made from it holds a reference of its own (OpenSSL counts
-/// them), so it may outlive the context.
-final class SSLContext: @unchecked Sendable {
+/// them), so it may outlive the context. Its settings are all made before it is shared
+/// (TLSServerContext's init; a client's connect, whose context is its own).
+final class SSLContext: Sendable {
     let lib: LibSSL
-    let pointer: OpaquePointer
+    private let handle: SharedOpenSSLObject
+    var pointer: OpaquePointer { handle.pointer }
 
     /// A client's or server's context, TLS 1.2 the oldest version it accepts, renegotiation off.
     init(_ lib: LibSSL, server: Bool) throws {
         self.lib = lib
-        pointer = try lib.newContext(server: server)
+        handle = SharedOpenSSLObject(pointer: try lib.newContext(server: server))
     }
 
     deinit { lib.SSL_CTX_free(pointer) }

@@ -228,10 +228,8 @@ final class StreamBIOContext {
         return failure
     }
 
-    struct Method: @unchecked Sendable { let pointer: OpaquePointer }
-
-    /// The BIO method, made once per process.
-    static let method: Result<Method, TLSError> = {
+    /// The BIO method, made once per process, its callbacks set before anyone can use it.
+    static let method: Result<SharedOpenSSLObject, TLSError> = {
         do {
             let crypto = try OpenSSL.crypto.get()
             guard let m = crypto.newBIOMethod(.sourceSink, name: "rtdb stream") else {
@@ -240,7 +238,7 @@ final class StreamBIOContext {
             _ = crypto.BIO_meth_set_read(m, bioRead)
             _ = crypto.BIO_meth_set_write(m, bioWrite)
             _ = crypto.BIO_meth_set_ctrl(m, bioCtrl)
-            return .success(Method(pointer: m))
+            return .success(SharedOpenSSLObject(pointer: m))
         } catch let e as TLSError {
             return .failure(e)
         } catch {

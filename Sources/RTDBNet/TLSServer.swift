@@ -7,7 +7,7 @@ import Darwin
 /// The server's certificate chain and key, checked once at start-up, for serving https on a
 /// non-blocking event loop. One context serves every connection; once made it is only read
 /// (OpenSSL allows sharing a configured context between threads).
-public final class TLSServerContext: @unchecked Sendable {
+public final class TLSServerContext: Sendable {
     let context: SSLContext
     var lib: LibSSL { context.lib }
 

@@ -330,17 +330,21 @@ enum TLSHook {
         do {
             return try TLSClientStream.connect(over: tcp, host: host, caFile: caFile, timeoutMillis: timeoutMillis)
         } catch let e as TLSError {
-            throw RTDBError(.unavailable, "cannot reach \(host) over https: \(e.message)")
+            throw connectionError(e, host: host)
         }
     }
 
-    /// What the message of a refused certificate starts with (TLSClientStream's wording).
-    static let verificationMarker = "over https: certificate verify failed: "
+    /// The error for a TLS connection to `host` that failed with `e`; a certificate that did
+    /// not verify says so as a fact, which callers decide on (they stop retrying).
+    static func connectionError(_ e: TLSError, host: String) -> RTDBError {
+        let fact: RTDBError.Fact? = if case .verification = e { .certificateRefused } else { nil }
+        return RTDBError(.unavailable, "cannot reach \(host) over https: \(e.message)", fact: fact)
+    }
 
     /// True when `error` is a server certificate that did not verify: not a passing outage,
     /// so trying again would only try again forever.
     static func isCertificateRefusal(_ error: RTDBError) -> Bool {
-        error.code == .unavailable && error.message.contains(verificationMarker)
+        error.code == .unavailable && error.fact == .certificateRefused
     }
 
     /// RS256 signature for a service-account JWT.

@@ -108,7 +108,7 @@ public final class RealtimeClient {
     /// Whether `error` says the server answered the WebSocket upgrade with an HTTP status other
     /// than 101: it serves REST only (or something in between does not pass WebSockets).
     public static func isUpgradeRefusal(_ error: RTDBError) -> Bool {
-        error.code == .unavailable && error.message.contains(WebSocketConnection.refusalMarker)
+        error.code == .unavailable && error.fact == .upgradeRefused
     }
 
     /// `/.info` as a value: `{"connected": …, "serverTimeOffset": …}` (the offset absent before

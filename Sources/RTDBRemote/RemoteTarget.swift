@@ -25,6 +25,12 @@ public struct RemoteTarget: Sendable, Equatable {
     /// Where `namespace` came from, for messages (`-v`); not part of the target's identity.
     public var namespaceSource: NamespaceSource
 
+    /// Where the URL itself came from: the errors about it name that option or variable.
+    public enum URLSource: String, Sendable {
+        case option = "--url"
+        case environment = "RTDB_URL"
+    }
+
     /// Where a target's namespace came from.
     public enum NamespaceSource: Sendable {
         /// `?ns=NAME` in the URL.
@@ -89,9 +95,11 @@ public struct RemoteTarget: Sendable, Equatable {
         return String(out[...q]) + params.joined(separator: "&")
     }
 
-    public static func parse(_ url: String, emulatorHost: String? = nil) throws -> RemoteTarget {
+    /// `url` as a target; a usage error naming `source` (and the URL, redacted) when it is not
+    /// one of the accepted shapes.
+    public static func parse(_ url: String, from source: URLSource = .option, emulatorHost: String? = nil) throws -> RemoteTarget {
         func bad(_ why: String) -> RTDBError {
-            RTDBError(.usage, "--url \(Limits.quote(redacted(url))): \(why); expected https://NAME.firebaseio.com, "
+            RTDBError(.usage, "\(source.rawValue) \(Limits.quote(redacted(url))): \(why); expected https://NAME.firebaseio.com, "
                 + "https://NAME.REGION.firebasedatabase.app or http://HOST:PORT[?ns=NAME]")
         }
         let lower = ascii(lowercased: url)

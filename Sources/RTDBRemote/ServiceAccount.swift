@@ -1,6 +1,7 @@
 import RTDBCore
 import RTDBNet
 import RTDBWire
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -20,7 +21,7 @@ public struct ServiceAccountKey: Sendable {
 /// disk (`$XDG_CACHE_HOME/rtdb/`, or `~/.cache/rtdb/`; folder 0700, file 0600) until a minute
 /// before it expires. The cache file is named after a hash of the account, key and scopes, so
 /// two keys never share a token; a damaged cache file is ignored and rewritten.
-public final class ServiceAccount: @unchecked Sendable {
+public final class ServiceAccount: Sendable {
     public static let scopes = "https://www.googleapis.com/auth/firebase.database https://www.googleapis.com/auth/userinfo.email"
     /// A token is used until this many seconds before it expires.
     static let margin: Int64 = 60
@@ -29,7 +30,8 @@ public final class ServiceAccount: @unchecked Sendable {
     public let key: ServiceAccountKey
     let cacheFolder: String?
     let now: @Sendable () -> Int64
-    var token: (value: String, expiresAt: Int64)?
+    /// The token in memory. Locked: one account may serve requests made on several threads.
+    let token = Mutex<(value: String, expiresAt: Int64)?>(nil)
 
     public init(file: String, bytes: [UInt8], cacheFolder: String?, now: @escaping @Sendable () -> Int64) throws {
         self.file = file
@@ -62,14 +64,14 @@ public final class ServiceAccount: @unchecked Sendable {
     func accessToken(refresh: Bool, timeoutMillis: Int, caFile: String?) throws -> String {
         let t = now() / 1000
         if !refresh {
-            if let tok = token, tok.expiresAt - ServiceAccount.margin > t { return tok.value }
+            if let tok = token.withLock({ $0 }), tok.expiresAt - ServiceAccount.margin > t { return tok.value }
             if let tok = readCache(), tok.expiresAt - ServiceAccount.margin > t {
-                token = tok
+                token.withLock { $0 = tok }
                 return tok.value
             }
         }
         let tok = try exchange(timeoutMillis: timeoutMillis, caFile: caFile)
-        token = tok
+        token.withLock { $0 = tok }
         writeCache(tok)
         return tok.value
     }

@@ -102,9 +102,6 @@ final class WebSocketConnection {
         return nil
     }
 
-    /// The words of the error for an upgrade answered with another status than 101.
-    static let refusalMarker = "refused the realtime connection"
-
     /// A 101 answer with `Upgrade: websocket` and the accept value for `key`, else an error
     /// naming what was wrong.
     static func checkUpgrade(_ head: String, key: String, host: String) throws {
@@ -114,7 +111,7 @@ final class WebSocketConnection {
             throw RTDBError(.unavailable, "\(host) did not answer the WebSocket upgrade with HTTP")
         }
         guard status[1] == "101" else {
-            throw RTDBError(.unavailable, "\(host) \(refusalMarker) (HTTP \(status[1]))")
+            throw RTDBError(.unavailable, "\(host) refused the realtime connection (HTTP \(status[1]))", fact: .upgradeRefused)
         }
         var fields: [(String, String)] = []
         for line in lines.dropFirst() {

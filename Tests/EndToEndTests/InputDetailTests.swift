@@ -70,4 +70,20 @@ import Testing
         expectError(option, status: 2, code: "usage")
         #expect(option.error?.message.contains("--url") == true, "\(option)")
     }
+
+    /// Whichever way a command opens its target (through the offline cache or not, or both),
+    /// a bad RTDB_URL is reported under that name, byte for byte the words --url gets.
+    @Test func aBadURLFromTheEnvironmentIsNamedOnEveryWayInAsTheOptionIs() {
+        let sb = Sandbox()
+        let tail = #" "ftp://example.com": not an http or https URL; expected https://NAME.firebaseio.com, "#
+            + "https://NAME.REGION.firebasedatabase.app or http://HOST:PORT[?ns=NAME]"
+        for args in [["get", "/"], ["set", "/a", "1"], ["session", "--presence", "/p", "--client-side"]] {
+            let env = sb.rtdb(args, env: ["RTDB_URL": "ftp://example.com"])
+            expectError(env, status: 2, code: "usage")
+            #expect(env.error?.message == "RTDB_URL" + tail, "\(args): \(env)")
+            let option = sb.rtdb(args + ["--url", "ftp://example.com"], env: ["RTDB_URL": "http://127.0.0.1:1?ns=x"])
+            expectError(option, status: 2, code: "usage")
+            #expect(option.error?.message == "--url" + tail, "\(args): \(option)")
+        }
+    }
 }
