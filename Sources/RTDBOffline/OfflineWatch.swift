@@ -106,9 +106,10 @@ final class CacheWatch {
         // While the stream is live, reads of this location (any process) answer from the cache;
         // a window's stream keeps only the window fresh, so it marks nothing, and its view
         // reads the window's own keys.
-        let live: (Bool) -> Void = { [cache, path, unowned self] live in
+        // Weak: the stream may report once more as it ends, after this watch let go.
+        let live: (Bool) -> Void = { [cache, path, weak self] live in
             if window {
-                if !live { self.windowLive = false }
+                if !live { self?.windowLive = false }
             } else {
                 try? cache.markStream(session: session, path: path, streaming: live)
             }
