@@ -2,7 +2,7 @@ import RTDBCore
 
 /// The static types of rule expressions. `anyObject` is `auth` and its members (any member name);
 /// `anyPrimitive` is a value only known at run time (`val()`, query bounds, mixed ternaries).
-enum StaticType: Equatable {
+enum StaticType: Equatable, Sendable {
     case bool, number, string, null, regex, snapshot, query, array, anyObject, anyPrimitive
 
     var isUnknown: Bool { self == .anyObject || self == .anyPrimitive }
@@ -11,30 +11,30 @@ enum StaticType: Equatable {
     var isComparable: Bool { !(self == .snapshot || self == .query || self == .regex || self == .array) }
 }
 
-enum SnapshotMethod: String {
+enum SnapshotMethod: String, Sendable {
     case val, child, parent, hasChild, hasChildren, exists, getPriority, isNumber, isString, isBoolean
 }
 
-enum StringMethod: String {
+enum StringMethod: String, Sendable {
     case contains, beginsWith, endsWith, replace, toLowerCase, toUpperCase, matches
 }
 
 /// The order comparisons (numbers with numbers, strings with strings).
-enum Comparison: String {
+enum Comparison: String, Sendable {
     case less = "<", lessOrEqual = "<=", greater = ">", greaterOrEqual = ">="
 }
 
 /// The arithmetic operators; `+` also joins strings.
-enum Arithmetic: String {
+enum Arithmetic: String, Sendable {
     case add = "+", subtract = "-", multiply = "*", divide = "/", remainder = "%"
 }
 
-enum QueryField: String {
+enum QueryField: String, Sendable {
     case orderByKey, orderByValue, orderByPriority, orderByChild, startAt, endAt, equalTo, limitToFirst, limitToLast
 }
 
 /// A checked expression, ready to evaluate: every name and method is resolved.
-indirect enum Code {
+indirect enum Code: Sendable {
     case constant(RuleValue)
     case auth
     case now
@@ -59,9 +59,21 @@ indirect enum Code {
     case arithmetic(Arithmetic, Code, Code)
     case equal(Code, Code, negated: Bool)
     case compare(Comparison, Code, Code)
-    case and(Code, Code)
-    case or(Code, Code)
+    /// A chain of three or more operands of one precedence level, applied left to right
+    /// (`a + b - c` is `(a + b) - c`); two operands are one of the three cases above.
+    case fold(Code, [(Operation, Code)])
+    /// Every operand true, evaluated in order up to the first false one: a whole `&&` chain.
+    case and([Code])
+    /// Some operand true, evaluated in order up to the first true one: a whole `||` chain.
+    case or([Code])
     case conditional(Code, Code, Code)
+}
+
+/// A binary operator other than `&&` and `||`, as a step of a `Code.fold`.
+enum Operation: Sendable {
+    case arithmetic(Arithmetic)
+    case equal(negated: Bool)
+    case compare(Comparison)
 }
 
 /// Which rule an expression belongs to: reads cannot see `newData`.
@@ -82,6 +94,8 @@ struct Compiler {
         return code
     }
 
+    /// One node: a dispatch to the function for its kind, so the frame that recurses once per
+    /// level of the tree stays small (`Nesting.expressionLimit` counts on it).
     func compile(_ s: Syntax) throws -> (Code, StaticType) {
         switch s.kind {
         case .number(let v): return (.constant(.number(v)), .number)
@@ -97,38 +111,50 @@ struct Compiler {
         case .member(let base, let name):
             return try member(base, name, s.offset)
         case .index(let base, let index):
-            let (b, bt) = try compile(base)
-            if bt == .anyObject {
-                let (i, it) = try compile(index)
-                guard it.isStringLike else { throw ExpressionError(index.offset, "Invalid index: not a string.") }
-                return (.member(b, i), .anyObject)
-            }
-            if case .string(let name) = index.kind, bt == .string || bt == .anyPrimitive || bt == .query {
-                return try member(base, name, s.offset)
-            }
-            throw ExpressionError(s.offset, "Invalid [] expression: only auth members take a computed index.")
+            return try computedIndex(base, index, s.offset)
         case .call(let callee, let args):
             return try call(callee, args, s.offset)
         case .unary(let op, let operand):
-            let (c, t) = try compile(operand)
-            if op == "!" {
-                guard t == .bool else { throw ExpressionError(s.offset, "! only operates on booleans.") }
-                return (.not(c), .bool)
-            }
-            guard t.isNumberLike else { throw ExpressionError(s.offset, "- only operates on numbers.") }
-            return (.negate(c), .number)
-        case .binary(let op, let l, let r):
-            return try binary(op, l, r, s.offset)
+            return try unary(op, operand, s.offset)
+        case .chain(let first, let links):
+            return try chain(first, links)
         case .ternary(let c, let a, let b):
-            let (cc, ct) = try compile(c)
-            guard ct == .bool else { throw ExpressionError(c.offset, "Ternary condition must be a boolean.") }
-            let (ac, at) = try compile(a)
-            let (bc, bt) = try compile(b)
-            for (t, o) in [(at, a.offset), (bt, b.offset)] where !t.isComparable {
-                throw ExpressionError(o, "Ternary branches must be numbers, booleans, strings or null.")
-            }
-            return (.conditional(cc, ac, bc), at == bt ? at : .anyPrimitive)
+            return try ternary(c, a, b)
         }
+    }
+
+    func computedIndex(_ base: Syntax, _ index: Syntax, _ offset: Int) throws -> (Code, StaticType) {
+        let (b, bt) = try compile(base)
+        if bt == .anyObject {
+            let (i, it) = try compile(index)
+            guard it.isStringLike else { throw ExpressionError(index.offset, "Invalid index: not a string.") }
+            return (.member(b, i), .anyObject)
+        }
+        if case .string(let name) = index.kind, bt == .string || bt == .anyPrimitive || bt == .query {
+            return try member(base, name, offset)
+        }
+        throw ExpressionError(offset, "Invalid [] expression: only auth members take a computed index.")
+    }
+
+    func unary(_ op: String, _ operand: Syntax, _ offset: Int) throws -> (Code, StaticType) {
+        let (c, t) = try compile(operand)
+        if op == "!" {
+            guard t == .bool else { throw ExpressionError(offset, "! only operates on booleans.") }
+            return (.not(c), .bool)
+        }
+        guard t.isNumberLike else { throw ExpressionError(offset, "- only operates on numbers.") }
+        return (.negate(c), .number)
+    }
+
+    func ternary(_ c: Syntax, _ a: Syntax, _ b: Syntax) throws -> (Code, StaticType) {
+        let (cc, ct) = try compile(c)
+        guard ct == .bool else { throw ExpressionError(c.offset, "Ternary condition must be a boolean.") }
+        let (ac, at) = try compile(a)
+        let (bc, bt) = try compile(b)
+        for (t, o) in [(at, a.offset), (bt, b.offset)] where !t.isComparable {
+            throw ExpressionError(o, "Ternary branches must be numbers, booleans, strings or null.")
+        }
+        return (.conditional(cc, ac, bc), at == bt ? at : .anyPrimitive)
     }
 
     func identifier(_ name: String, _ offset: Int) throws -> (Code, StaticType) {
@@ -264,14 +290,54 @@ struct Compiler {
         }
     }
 
-    func binary(_ op: String, _ l: Syntax, _ r: Syntax, _ offset: Int) throws -> (Code, StaticType) {
-        let (lc, lt) = try compile(l)
-        let (rc, rt) = try compile(r)
+    /// A chain, checked and built left to right as the left-nested tree it stands for
+    /// (`((a op b) op c) …`) would be, with the same errors at the same places; but an `&&` or
+    /// `||` chain becomes one list and a longer chain of another level one fold, so no walk of
+    /// it recurses per operator.
+    func chain(_ first: Syntax, _ links: [Syntax.Link]) throws -> (Code, StaticType) {
+        var (code, type) = try compile(first)
+        // Where an error about the left operand points: the first operand, then the node the
+        // previous operator roots.
+        var leftOffset = first.offset
+        var operands: [Code] = [code]
+        var steps: [(Operation, Code)] = []
+        var logical: String? = nil
+        for link in links {
+            let (rc, rt) = try compile(link.operand)
+            let (operation, t) = try Compiler.check(link.op, type, leftOffset, rt, link.operand.offset, link.offset)
+            if let operation {
+                steps.append((operation, rc))
+                if steps.count == 1 { code = Compiler.pair(operation, code, rc) }
+            } else {
+                logical = link.op
+                operands.append(rc)
+            }
+            type = t
+            leftOffset = link.offset
+        }
+        if let logical { return (logical == "&&" ? .and(operands) : .or(operands), .bool) }
+        if steps.count > 1 { return (.fold(operands[0], steps), type) }
+        return (code, type)
+    }
+
+    /// The code of `l op r` for one operator.
+    static func pair(_ operation: Operation, _ l: Code, _ r: Code) -> Code {
+        switch operation {
+        case .arithmetic(let a): return .arithmetic(a, l, r)
+        case .equal(let negated): return .equal(l, r, negated: negated)
+        case .compare(let c): return .compare(c, l, r)
+        }
+    }
+
+    /// The type check of `left op right` (offsets: the left operand's, the right operand's,
+    /// the operator's): its operation (nil for `&&` and `||`) and result type.
+    static func check(_ op: String, _ lt: StaticType, _ leftOffset: Int, _ rt: StaticType, _ rightOffset: Int,
+                      _ offset: Int) throws -> (Operation?, StaticType) {
         switch op {
         case "&&", "||":
-            guard lt == .bool else { throw ExpressionError(l.offset, "\(op) only operates on booleans.") }
-            guard rt == .bool else { throw ExpressionError(r.offset, "\(op) only operates on booleans.") }
-            return (op == "&&" ? .and(lc, rc) : .or(lc, rc), .bool)
+            guard lt == .bool else { throw ExpressionError(leftOffset, "\(op) only operates on booleans.") }
+            guard rt == .bool else { throw ExpressionError(rightOffset, "\(op) only operates on booleans.") }
+            return (nil, .bool)
         case "==", "===", "!=", "!==":
             guard lt.isComparable else {
                 throw ExpressionError(offset, "Invalid \(op) expression: left operand is not a number, boolean, string, or null.")
@@ -279,25 +345,25 @@ struct Compiler {
             guard rt.isComparable else {
                 throw ExpressionError(offset, "Invalid \(op) expression: right operand is not a number, boolean, string, or null.")
             }
-            return (.equal(lc, rc, negated: op.hasPrefix("!")), .bool)
+            return (.equal(negated: op.hasPrefix("!")), .bool)
         case "<", "<=", ">", ">=":
             for (t, side) in [(lt, "left"), (rt, "right")] where !t.isComparable || t == .bool {
                 throw ExpressionError(offset, "Invalid \(op) expression: \(side) operand is not a number or string.")
             }
             guard let comparison = Comparison(rawValue: op) else { throw ExpressionError(offset, "Parse error.") }
-            return (.compare(comparison, lc, rc), .bool)
+            return (.compare(comparison), .bool)
         case "+":
             for (t, side) in [(lt, "left"), (rt, "right")] where !(t == .number || t == .string || t.isUnknown) {
                 throw ExpressionError(offset, "Invalid + expression: \(side) operand is not a number or string.")
             }
             let type: StaticType = (lt == .string || rt == .string) ? .string : (lt == .number && rt == .number ? .number : .anyPrimitive)
-            return (.arithmetic(.add, lc, rc), type)
+            return (.arithmetic(.add), type)
         default:   // - * / %
             for (t, side) in [(lt, "left"), (rt, "right")] where !t.isNumberLike {
                 throw ExpressionError(offset, "Invalid \(op) expression: \(side) operand is not a number.")
             }
             guard let arithmetic = Arithmetic(rawValue: op) else { throw ExpressionError(offset, "Parse error.") }
-            return (.arithmetic(arithmetic, lc, rc), .number)
+            return (.arithmetic(arithmetic), .number)
         }
     }
 }

@@ -33,6 +33,9 @@ struct Evaluator {
         if steps > Evaluator.maxSteps { throw RuleFailure() }
     }
 
+    /// One node. Recursion goes through here once per level of the code, so the cases that
+    /// do more than return a value are functions of their own: this frame stays small even
+    /// in a debug build (`Nesting.expressionLimit` counts on it).
     mutating func eval(_ code: Code) throws -> RuleValue {
         try step()
         switch code {
@@ -47,69 +50,111 @@ struct Evaluator {
         case .wildcard(let position):
             guard position < scope.wildcards.count else { throw RuleFailure() }
             return .string(scope.wildcards[position])
-        case .member(let base, let key):
-            let b = try eval(base)
-            guard case .string(let k) = try eval(key) else { throw RuleFailure() }
-            switch b {
-            case .null: return .null
-            case .object(let node): return RuleValue(auth: node.child(k))
-            case .string(let s) where k == "length": return .number(Double(s.utf16.count))
-            default: throw RuleFailure()
-            }
-        case .snapshot(let base, let m, let args):
-            // A value method of newData where the check holds the value: no snapshot to make
-            // (its step counted as `snapshot(_:)` would).
-            if case .newData = base, case .known(let node) = scope.newValue, let answer = Evaluator.answer(m, of: node) {
-                try step()
-                return answer
-            }
-            return try snapshotMethod(try snapshot(base), m, args)
-        case .hasChildrenList(let base, let items):
-            let snap = try snapshot(base)
-            for item in items {
-                let keys = try childKeys(item)
-                if try value(of: snap, child: keys).isNull { return .bool(false) }
-            }
-            return .bool(true)
-        case .string(let base, let m, let args):
-            guard case .string(let s) = try eval(base) else { throw RuleFailure() }
-            // At most two arguments (`replace`), each a string: no array for them.
-            var first = "", second = ""
-            for (i, a) in args.enumerated() {
-                guard case .string(let t) = try eval(a) else { throw RuleFailure() }
-                if i == 0 { first = t } else { second = t }
-            }
-            return stringMethod(s, m, first, second)
-        case .matches(let base, let regex):
-            guard case .string(let s) = try eval(base) else { throw RuleFailure() }
-            do { return .bool(try regex.matches(s)) } catch { throw RuleFailure() }
+        case .member(let base, let key): return try member(base, key)
+        case .snapshot(let base, let m, let args): return try snapshotCall(base, m, args)
+        case .hasChildrenList(let base, let items): return try hasChildren(base, items)
+        case .string(let base, let m, let args): return try stringCall(base, m, args)
+        case .matches(let base, let regex): return try matches(base, regex)
         case .not(let c):
             guard case .bool(let b) = try eval(c) else { throw RuleFailure() }
             return .bool(!b)
         case .negate(let c):
             guard case .number(let n) = try eval(c) else { throw RuleFailure() }
             return .number(-n)
-        case .arithmetic(let op, let l, let r):
-            return try Evaluator.arithmetic(op, try eval(l), try eval(r))
-        case .equal(let l, let r, let negated):
-            let same = Evaluator.equal(try eval(l), try eval(r))
-            return .bool(same != negated)
-        case .compare(let op, let l, let r):
-            return .bool(try Evaluator.compare(op, try eval(l), try eval(r)))
-        case .and(let l, let r):
-            guard case .bool(let a) = try eval(l) else { throw RuleFailure() }
-            if !a { return .bool(false) }
-            guard case .bool(let b) = try eval(r) else { throw RuleFailure() }
-            return .bool(b)
-        case .or(let l, let r):
-            guard case .bool(let a) = try eval(l) else { throw RuleFailure() }
-            if a { return .bool(true) }
-            guard case .bool(let b) = try eval(r) else { throw RuleFailure() }
-            return .bool(b)
+        case .arithmetic(let op, let l, let r): return try arithmetic(op, l, r)
+        case .equal(let l, let r, let negated): return try equal(l, r, negated)
+        case .compare(let op, let l, let r): return try compare(op, l, r)
+        case .fold(let first, let steps): return try fold(first, steps)
+        case .and(let operands): return .bool(try all(operands, are: true))
+        case .or(let operands): return .bool(!(try all(operands, are: false)))
         case .conditional(let c, let a, let b):
             guard case .bool(let cond) = try eval(c) else { throw RuleFailure() }
             return try eval(cond ? a : b)
         }
+    }
+
+    mutating func member(_ base: Code, _ key: Code) throws -> RuleValue {
+        let b = try eval(base)
+        guard case .string(let k) = try eval(key) else { throw RuleFailure() }
+        switch b {
+        case .null: return .null
+        case .object(let node): return RuleValue(auth: node.child(k))
+        case .string(let s) where k == "length": return .number(Double(s.utf16.count))
+        default: throw RuleFailure()
+        }
+    }
+
+    mutating func snapshotCall(_ base: Code, _ m: SnapshotMethod, _ args: [Code]) throws -> RuleValue {
+        // A value method of newData where the check holds the value: no snapshot to make
+        // (its step counted as `snapshot(_:)` would).
+        if case .newData = base, case .known(let node) = scope.newValue, let answer = Evaluator.answer(m, of: node) {
+            try step()
+            return answer
+        }
+        return try snapshotMethod(try snapshot(base), m, args)
+    }
+
+    mutating func hasChildren(_ base: Code, _ items: [Code]) throws -> RuleValue {
+        let snap = try snapshot(base)
+        for item in items {
+            let keys = try childKeys(item)
+            if try value(of: snap, child: keys).isNull { return .bool(false) }
+        }
+        return .bool(true)
+    }
+
+    mutating func stringCall(_ base: Code, _ m: StringMethod, _ args: [Code]) throws -> RuleValue {
+        guard case .string(let s) = try eval(base) else { throw RuleFailure() }
+        // At most two arguments (`replace`), each a string: no array for them.
+        var first = "", second = ""
+        for (i, a) in args.enumerated() {
+            guard case .string(let t) = try eval(a) else { throw RuleFailure() }
+            if i == 0 { first = t } else { second = t }
+        }
+        return stringMethod(s, m, first, second)
+    }
+
+    mutating func matches(_ base: Code, _ regex: RuleRegex) throws -> RuleValue {
+        guard case .string(let s) = try eval(base) else { throw RuleFailure() }
+        do { return .bool(try regex.matches(s)) } catch { throw RuleFailure() }
+    }
+
+    mutating func arithmetic(_ op: Arithmetic, _ l: Code, _ r: Code) throws -> RuleValue {
+        try Evaluator.arithmetic(op, try eval(l), try eval(r))
+    }
+
+    mutating func equal(_ l: Code, _ r: Code, _ negated: Bool) throws -> RuleValue {
+        let same = Evaluator.equal(try eval(l), try eval(r))
+        return .bool(same != negated)
+    }
+
+    mutating func compare(_ op: Comparison, _ l: Code, _ r: Code) throws -> RuleValue {
+        .bool(try Evaluator.compare(op, try eval(l), try eval(r)))
+    }
+
+    /// Whether every operand gives `value`, evaluated in order up to the first that does not
+    /// (the short circuit of `&&` when `value` is true, of `||` when it is false). One step for
+    /// the chain, and each operand's own: a chain decided early costs little however long it is.
+    mutating func all(_ operands: [Code], are value: Bool) throws -> Bool {
+        for operand in operands {
+            guard case .bool(let b) = try eval(operand) else { throw RuleFailure() }
+            if b != value { return false }
+        }
+        return true
+    }
+
+    /// A chain of one precedence level, left to right, by a loop.
+    mutating func fold(_ first: Code, _ steps: [(Operation, Code)]) throws -> RuleValue {
+        var value = try eval(first)
+        for (operation, operand) in steps {
+            let right = try eval(operand)
+            switch operation {
+            case .arithmetic(let op): value = try Evaluator.arithmetic(op, value, right)
+            case .equal(let negated): value = .bool(Evaluator.equal(value, right) != negated)
+            case .compare(let op): value = .bool(try Evaluator.compare(op, value, right))
+            }
+        }
+        return value
     }
 
     func queryField(_ f: QueryField) -> RuleValue {

@@ -92,16 +92,15 @@ struct PatternParser {
         var out: [RuleRegex.Node] = []
         while i < s.count, s[i] != "|", s[i] != ")" {
             var atom = try self.atom(depth: depth)
-            while i < s.count {
+            // One quantifier at most, as in JavaScript: a second one (`a**`, `a{2}{3}`) is where
+            // an atom is expected and has nothing to repeat. Stacked quantifiers would also nest
+            // the pattern without bound.
+            if i < s.count {
                 let c = s[i]
                 if c == "*" { i += 1; atom = .repeat(atom, min: 0, max: nil) }
                 else if c == "+" { i += 1; atom = .repeat(atom, min: 1, max: nil) }
                 else if c == "?" { i += 1; atom = .repeat(atom, min: 0, max: 1) }
                 else if c == "{", let (lo, hi) = try braces() { atom = .repeat(atom, min: lo, max: hi) }
-                else { break }
-                if i < s.count, s[i] == "*" || s[i] == "+" || s[i] == "?" {
-                    throw RegexProblem("Invalid regular expression: nothing to repeat.")
-                }
             }
             out.append(atom)
         }

@@ -2,9 +2,10 @@ import RTDBCore
 
 /// A loaded rules document: the source as given, and the rule tree with every
 /// expression compiled. Loading either succeeds completely or reports every problem found, each
-/// with its line and column in the file.
-public final class RuleSet: @unchecked Sendable {
-    final class Rule {
+/// with its line and column in the file. Immutable once loaded, so one instance is shared by
+/// every thread that checks requests.
+public final class RuleSet: Sendable {
+    final class Rule: Sendable {
         let code: Code
         let text: String
         init(code: Code, text: String) {
@@ -15,7 +16,7 @@ public final class RuleSet: @unchecked Sendable {
 
     /// One location of the rule tree. Built once when the rules load and never changed (constants:
     /// checks read them without exclusivity bookkeeping).
-    final class TreeNode {
+    final class TreeNode: Sendable {
         let read: Rule?
         let write: Rule?
         let validate: Rule?

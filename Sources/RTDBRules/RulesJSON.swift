@@ -4,7 +4,7 @@
 /// reported, not merged). Every value remembers where it starts; a string also remembers where
 /// each byte of its unescaped text came from, so an error inside an expression can be reported
 /// at its line and column in the file.
-public indirect enum RulesJSON {
+public indirect enum RulesJSON: Sendable {
     case null(Position)
     case bool(Bool, Position)
     case number(Double, Position)
@@ -12,7 +12,7 @@ public indirect enum RulesJSON {
     case array([RulesJSON], Position)
     case object([Member], Position)
 
-    public struct Member {
+    public struct Member: Sendable {
         public var key: RulesString
         public var value: RulesJSON
     }
@@ -33,7 +33,7 @@ public struct Position: Sendable, Equatable {
 
 /// A JSON string with the file position of its opening quote and, for each UTF-8 byte of the
 /// unescaped text, the position of the source character it came from.
-public struct RulesString {
+public struct RulesString: Sendable {
     public var text: String
     public var position: Position
     var sources: [Position]
@@ -58,8 +58,6 @@ public struct RulesProblem: Error, Sendable, Equatable, CustomStringConvertible 
 }
 
 struct RulesJSONReader {
-    static let maxNesting = 256
-
     let b: [UInt8]
     var i = 0
     var line = 1
@@ -116,54 +114,60 @@ struct RulesJSONReader {
         }
     }
 
+    /// The value here, `depth` containers inside the document. The reader, the load of the rule
+    /// tree and the writer of `strictText` recurse once per container, so a container past
+    /// `Nesting.documentLimit` is refused where it opens.
     mutating func value(depth: Int) throws(RulesProblem) -> RulesJSON {
-        if depth > RulesJSONReader.maxNesting { throw problem("Parse error.") }
         guard let c = peek() else { throw problem("Parse error.") }
         let start = here
+        if (c == UInt8(ascii: "{") || c == UInt8(ascii: "[")) && depth >= Nesting.documentLimit {
+            throw problem(Nesting.documentTooDeep)
+        }
+        // Containers in functions of their own: the frames this recursion stacks stay small.
         switch c {
-        case UInt8(ascii: "{"):
-            advance()
-            var members: [RulesJSON.Member] = []
+        case UInt8(ascii: "{"): return try object(depth: depth, start)
+        case UInt8(ascii: "["): return try array(depth: depth, start)
+        case UInt8(ascii: "\""): return .string(try string())
+        case UInt8(ascii: "t"): try word("true"); return .bool(true, start)
+        case UInt8(ascii: "f"): try word("false"); return .bool(false, start)
+        case UInt8(ascii: "n"): try word("null"); return .null(start)
+        default: return .number(try number(), start)
+        }
+    }
+
+    mutating func object(depth: Int, _ start: Position) throws(RulesProblem) -> RulesJSON {
+        advance()
+        var members: [RulesJSON.Member] = []
+        try skipSpace()
+        if peek() == UInt8(ascii: "}") { advance(); return .object(members, start) }
+        while true {
             try skipSpace()
+            guard peek() == UInt8(ascii: "\"") else { throw problem("Parse error.") }
+            let key = try string()
+            try skipSpace()
+            guard peek() == UInt8(ascii: ":") else { throw problem("Parse error.") }
+            advance()
+            try skipSpace()
+            members.append(RulesJSON.Member(key: key, value: try value(depth: depth + 1)))
+            try skipSpace()
+            if peek() == UInt8(ascii: ",") { advance(); continue }
             if peek() == UInt8(ascii: "}") { advance(); return .object(members, start) }
-            while true {
-                try skipSpace()
-                guard peek() == UInt8(ascii: "\"") else { throw problem("Parse error.") }
-                let key = try string()
-                try skipSpace()
-                guard peek() == UInt8(ascii: ":") else { throw problem("Parse error.") }
-                advance()
-                try skipSpace()
-                let v = try value(depth: depth + 1)
-                members.append(RulesJSON.Member(key: key, value: v))
-                try skipSpace()
-                if peek() == UInt8(ascii: ",") { advance(); continue }
-                if peek() == UInt8(ascii: "}") { advance(); return .object(members, start) }
-                throw problem("Parse error.")
-            }
-        case UInt8(ascii: "["):
-            advance()
-            var items: [RulesJSON] = []
+            throw problem("Parse error.")
+        }
+    }
+
+    mutating func array(depth: Int, _ start: Position) throws(RulesProblem) -> RulesJSON {
+        advance()
+        var items: [RulesJSON] = []
+        try skipSpace()
+        if peek() == UInt8(ascii: "]") { advance(); return .array(items, start) }
+        while true {
             try skipSpace()
+            items.append(try value(depth: depth + 1))
+            try skipSpace()
+            if peek() == UInt8(ascii: ",") { advance(); continue }
             if peek() == UInt8(ascii: "]") { advance(); return .array(items, start) }
-            while true {
-                try skipSpace()
-                items.append(try value(depth: depth + 1))
-                try skipSpace()
-                if peek() == UInt8(ascii: ",") { advance(); continue }
-                if peek() == UInt8(ascii: "]") { advance(); return .array(items, start) }
-                throw problem("Parse error.")
-            }
-        case UInt8(ascii: "\""):
-            return .string(try string())
-        case UInt8(ascii: "t"):
-            try word("true"); return .bool(true, start)
-        case UInt8(ascii: "f"):
-            try word("false"); return .bool(false, start)
-        case UInt8(ascii: "n"):
-            try word("null"); return .null(start)
-        default:
-            return .number(try number(), start)
+            throw problem("Parse error.")
         }
     }
 

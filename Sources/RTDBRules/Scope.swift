@@ -3,7 +3,7 @@ import RTDBCore
 /// A value during evaluation. `object` is a JSON object from `auth` (members readable);
 /// `opaque` is `val()` of a node with children: not null, equal to no primitive, an error in
 /// any other use.
-enum RuleValue {
+enum RuleValue: Sendable {
     case null
     case bool(Bool)
     case number(Double)
@@ -26,7 +26,7 @@ enum RuleValue {
 }
 
 /// A location in the data before (`old`) or after (`new`) the operation.
-struct Snapshot {
+struct Snapshot: Sendable {
     var new: Bool
     var path: Path
     /// The value at `path` when the check already holds it (new data inside a write, handed
@@ -36,7 +36,7 @@ struct Snapshot {
 
 /// The value at a location when a check already holds it. (An `Optional<Node>` would do, but
 /// copies of the generic optional go through its runtime witness; a concrete enum's are inline.)
-enum Held {
+enum Held: Sendable {
     case unknown
     case known(Node)
 }

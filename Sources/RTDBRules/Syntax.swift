@@ -2,7 +2,9 @@ import RTDBCore
 
 /// The syntax of one rule expression as the parser reads it, before any
 /// name or type is checked. `offset` is the UTF-8 offset of the node's first token in the
-/// expression text.
+/// expression text (of a chain, its last operator's: where the left-nested tree the chain
+/// stands for has its root). `height` is how many levels the tree has below this node, which
+/// every walk of it recurses through (`Nesting.expressionLimit` bounds it).
 struct Syntax {
     indirect enum Kind {
         case number(Double)
@@ -15,12 +17,22 @@ struct Syntax {
         case index(Syntax, Syntax)
         case call(Syntax, [Syntax])
         case unary(String, Syntax)
-        case binary(String, Syntax, Syntax)
+        /// Operands of one precedence level joined left to right (`a || b || c`, `a + b - c`),
+        /// as a list: a long flat chain adds one level, not one per operator.
+        case chain(Syntax, [Link])
         case ternary(Syntax, Syntax, Syntax)
         case array([Syntax])
     }
     var kind: Kind
     var offset: Int
+    var height = 0
+
+    /// One operator of a chain and the operand to its right.
+    struct Link {
+        var op: String
+        var offset: Int
+        var operand: Syntax
+    }
 }
 
 /// A parse or check failure at a byte offset of the expression.
@@ -197,138 +209,5 @@ struct Lexer {
         let fs = i
         while i < b.count, isIdentPart(b[i]) { i += 1 }
         return .regex(body: body, flags: String(decoding: b[fs..<i], as: UTF8.self))
-    }
-}
-
-/// Recursive descent over the grammar of rule expressions (JavaScript precedence).
-struct Parser {
-    var tokens: [Token]
-    var k = 0
-    var depth = 0
-    static let maxDepth = 200
-
-    static func parse(_ text: String) throws -> Syntax {
-        var lexer = Lexer(text)
-        var p = Parser(tokens: try lexer.tokens())
-        let e = try p.conditional()
-        guard case .end = p.current.kind else { throw ExpressionError(p.current.offset, "Parse error.") }
-        return e
-    }
-
-    var current: Token { tokens[min(k, tokens.count - 1)] }
-
-    func isPunct(_ p: String) -> Bool {
-        if case .punct(let q) = current.kind, q == p { return true }
-        return false
-    }
-
-    mutating func expect(_ p: String) throws {
-        guard isPunct(p) else { throw ExpressionError(current.offset, "Parse error.") }
-        k += 1
-    }
-
-    mutating func conditional() throws -> Syntax {
-        depth += 1
-        defer { depth -= 1 }
-        if depth > Parser.maxDepth { throw ExpressionError(current.offset, "Parse error.") }
-        let c = try binary(0)
-        guard isPunct("?") else { return c }
-        k += 1
-        let a = try conditional()
-        try expect(":")
-        let b = try conditional()
-        return Syntax(kind: .ternary(c, a, b), offset: c.offset)
-    }
-
-    static let levels: [[String]] = [["||"], ["&&"], ["==", "===", "!=", "!=="], ["<", "<=", ">", ">="], ["+", "-"], ["*", "/", "%"]]
-
-    mutating func binary(_ level: Int) throws -> Syntax {
-        if level == Parser.levels.count { return try unary() }
-        var left = try binary(level + 1)
-        while case .punct(let p) = current.kind, Parser.levels[level].contains(p) {
-            let at = current.offset
-            k += 1
-            let right = try binary(level + 1)
-            left = Syntax(kind: .binary(p, left, right), offset: at)
-        }
-        return left
-    }
-
-    mutating func unary() throws -> Syntax {
-        if case .punct(let p) = current.kind, p == "!" || p == "-" {
-            let at = current.offset
-            k += 1
-            depth += 1
-            defer { depth -= 1 }
-            if depth > Parser.maxDepth { throw ExpressionError(at, "Parse error.") }
-            return Syntax(kind: .unary(p, try unary()), offset: at)
-        }
-        return try postfix()
-    }
-
-    mutating func postfix() throws -> Syntax {
-        var e = try primary()
-        while true {
-            if isPunct(".") {
-                k += 1
-                guard case .identifier(let name) = current.kind else { throw ExpressionError(current.offset, "Parse error.") }
-                let at = current.offset
-                k += 1
-                e = Syntax(kind: .member(e, name), offset: at)
-            } else if isPunct("[") {
-                let at = current.offset
-                k += 1
-                let index = try conditional()
-                try expect("]")
-                e = Syntax(kind: .index(e, index), offset: at)
-            } else if isPunct("(") {
-                let at = current.offset
-                k += 1
-                var args: [Syntax] = []
-                if !isPunct(")") {
-                    args.append(try conditional())
-                    while isPunct(",") { k += 1; args.append(try conditional()) }
-                }
-                try expect(")")
-                e = Syntax(kind: .call(e, args), offset: at)
-            } else {
-                return e
-            }
-        }
-    }
-
-    mutating func primary() throws -> Syntax {
-        let t = current
-        switch t.kind {
-        case .number(let v): k += 1; return Syntax(kind: .number(v), offset: t.offset)
-        case .string(let s): k += 1; return Syntax(kind: .string(s), offset: t.offset)
-        case .regex(let body, let flags): k += 1; return Syntax(kind: .regex(body: body, flags: flags), offset: t.offset)
-        case .identifier(let name):
-            k += 1
-            switch name {
-            case "true": return Syntax(kind: .bool(true), offset: t.offset)
-            case "false": return Syntax(kind: .bool(false), offset: t.offset)
-            case "null": return Syntax(kind: .null, offset: t.offset)
-            case "var", "let", "const", "new", "typeof", "in", "instanceof", "function", "this", "delete", "void":
-                throw ExpressionError(t.offset, "Parse error.")
-            default: return Syntax(kind: .identifier(name), offset: t.offset)
-            }
-        case .punct("("):
-            k += 1
-            let e = try conditional()
-            try expect(")")
-            return e
-        case .punct("["):
-            k += 1
-            var items: [Syntax] = []
-            if !isPunct("]") {
-                items.append(try conditional())
-                while isPunct(",") { k += 1; items.append(try conditional()) }
-            }
-            try expect("]")
-            return Syntax(kind: .array(items), offset: t.offset)
-        default:
-            throw ExpressionError(t.offset, "Parse error.")
-        }
     }
 }

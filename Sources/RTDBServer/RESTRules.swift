@@ -104,7 +104,7 @@ final class TokenCache {
 }
 
 /// What one stream needs to be checked again after commits and rules changes.
-public struct StreamAccess: @unchecked Sendable {
+public struct StreamAccess: Sendable {
     public var namespace: String
     public var path: Path
     /// Who opened the stream, as the rules in force then judged it (its token's expiry ends it).
