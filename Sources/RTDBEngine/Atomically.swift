@@ -10,13 +10,7 @@ extension EmbeddedDatabase {
     /// against the data it replaces this way.)
     public func atomically<T>(_ body: () throws -> T) throws -> T {
         if batching {
-            if !batchOpen {
-                try retryingWhileBusy {
-                    let c = try writeConnection()
-                    try c.exec("BEGIN IMMEDIATE")
-                }
-                batchOpen = true
-            }
+            try openBatchTransaction()
             return try body()
         }
         beginBatch()

@@ -38,7 +38,14 @@ public final class EmbeddedDatabase: Database {
     /// `idle` check runs without waiting for the next beat; -1 for none.
     public var hangupFD: Int32 = -1
 
-    var conn: Connection?
+    var conn: Connection? {
+        didSet { conn?.declinesLockWaits = declinesLockWaits }
+    }
+    /// Calls on this handle fail at once where they would wait for another process's write
+    /// lock (`withoutLockWaits`); the connection's busy handler follows it.
+    private var declinesLockWaits = false {
+        didSet { conn?.declinesLockWaits = declinesLockWaits }
+    }
     /// The tables exist (seen by a read or created by a write); they are never dropped.
     private var hasSchema = false
     /// The writer's pragmas are set and the tables exist.
@@ -46,6 +53,10 @@ public final class EmbeddedDatabase: Database {
     /// Inside `beginBatch()` … `commitBatch()`: writes share one transaction (see Batch.swift).
     var batching = false
     var batchOpen = false
+    /// The batch waits for another process's write lock (up to the timeout), or tries once.
+    var batchWaitsForLock = true
+    /// The batch tried once and found the write lock held by another process.
+    var batchLockBusy = false
     /// Inside `beginSharedReads()` … `endSharedReads()`, and whether their transaction is open
     /// on `conn` (SharedReads.swift).
     var sharingReads = false
@@ -288,6 +299,7 @@ public final class EmbeddedDatabase: Database {
     /// does so, for example, when several processes switch a new file to WAL at once), until
     /// the timeout. `body` must be a whole transaction, so running it again is safe.
     func retryingWhileBusy<T>(_ body: () throws -> T) throws -> T {
+        if declinesLockWaits { return try body() }
         let deadline = monotonicNanos() + UInt64(max(0, timeoutSeconds) * 1e9)
         var attempt = 0
         while true {
@@ -298,6 +310,16 @@ public final class EmbeddedDatabase: Database {
                 usleep(UInt32(200 + Int.random(in: 0..<(min(attempt, 10) * 500))))
             }
         }
+    }
+
+    /// Runs `body` with every wait for another process's write lock refused: a statement that
+    /// finds the file locked fails at once with the error a wait that gave up throws (code
+    /// `timeout`), and nothing retries it. For a caller that must not block (rtdb serve's loop).
+    func withoutLockWaits<T>(_ body: () throws -> T) rethrows -> T {
+        let before = declinesLockWaits
+        declinesLockWaits = true
+        defer { declinesLockWaits = before }
+        return try body()
     }
 
     /// Runs `body` in a write transaction; commits when it returns, rolls back when it throws.

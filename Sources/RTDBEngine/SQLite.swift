@@ -60,7 +60,9 @@ struct SQLiteError: Error, CustomStringConvertible {
 final class BusyState {
     var deadlineNanos: UInt64 = 0
     var timeoutNanos: UInt64
-    var waiting = false
+    /// The handler gives up at once: a statement that finds the file locked fails with
+    /// SQLITE_BUSY instead of waiting (a caller that must not block, such as rtdb serve's loop).
+    var declines = false
     init(timeoutNanos: UInt64) { self.timeoutNanos = timeoutNanos }
 }
 
@@ -75,6 +77,7 @@ func monotonicNanos() -> UInt64 {
 private let busyHandler: @convention(c) (UnsafeMutableRawPointer?, Int32) -> Int32 = { ctx, attempt in
     guard let ctx else { return 0 }
     let state = Unmanaged<BusyState>.fromOpaque(ctx).takeUnretainedValue()
+    if state.declines { return 0 }
     let now = monotonicNanos()
     if attempt == 0 { state.deadlineNanos = now + state.timeoutNanos }
     if now >= state.deadlineNanos { return 0 }
@@ -128,6 +131,13 @@ public final class Connection {
         busy = BusyState(timeoutNanos: UInt64(max(0, timeoutSeconds) * 1e9))
         sqlite3_extended_result_codes(db, 1)
         sqlite3_busy_handler(db, busyHandler, Unmanaged.passUnretained(busy).toOpaque())
+    }
+
+    /// While true, a statement that finds the file locked by another connection fails at once
+    /// (SQLITE_BUSY, the `timeout` error) instead of waiting up to the timeout.
+    var declinesLockWaits: Bool {
+        get { busy.declines }
+        set { busy.declines = newValue }
     }
 
     deinit {
