@@ -100,6 +100,20 @@ public final class Connection {
     private var recent = [RecentStatement](repeating: RecentStatement(), count: 64)
     /// What the open write transaction knows already (TransactionFacts.swift).
     var facts = TransactionFacts()
+    /// The thread that may use the connection and its statements (shared with them: a
+    /// statement may outlive this object, as SQLite keeps a closed connection's handle until
+    /// its last statement is finalized).
+    let ownership = Ownership()
+
+    /// The thread that may use the connection: the one that opened it, or the one it is lent
+    /// to (`RowStatements.moveOwner`). Debug builds check it where statements run.
+    var owner: pthread_t {
+        get { ownership.thread }
+        set { ownership.thread = newValue }
+    }
+
+    /// True on the thread that owns the connection (what the debug checks ask).
+    var isOwnedByCurrentThread: Bool { ownership.isCurrentThread }
 
     private struct RecentStatement {
         var address: UInt = 0
@@ -153,6 +167,7 @@ public final class Connection {
 
     /// Runs statements that return no rows of interest.
     public func exec(_ sql: String) throws {
+        assert(isOwnedByCurrentThread, "connection to \(file) used off the thread that owns it")
         noteTransactionBoundary(sql)
         let rc = sqlite3_exec(handle, sql, nil, nil, nil)
         if rc != SQLITE_OK { throw error(rc, sql: sql) }
@@ -221,14 +236,22 @@ public final class Connection {
     public var changes: Int { Int(sqlite3_changes(handle)) }
 }
 
+/// The thread a connection belongs to, shared by the connection and its statements.
+final class Ownership {
+    var thread: pthread_t = pthread_self()
+    var isCurrentThread: Bool { pthread_equal(thread, pthread_self()) != 0 }
+}
+
 /// A prepared statement, finalized by deinit.
 public final class Statement {
     let handle: OpaquePointer
     unowned let connection: Connection
+    private let ownership: Ownership
 
     init(_ handle: OpaquePointer, connection: Connection) {
         self.handle = handle
         self.connection = connection
+        ownership = connection.ownership
     }
 
     deinit { sqlite3_finalize(handle) }
@@ -241,6 +264,7 @@ public final class Statement {
     /// Steps once: true when a row is available, false when done.
     @inline(__always)
     public func step() throws -> Bool {
+        assert(ownership.isCurrentThread, "a statement used off the thread that owns its connection")
         let rc = sqlite3_step(handle)
         if rc == SQLITE_ROW { return true }
         if rc == SQLITE_DONE { return false }
