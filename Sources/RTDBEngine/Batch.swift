@@ -12,19 +12,17 @@ import RTDBCore
 /// run the same writes again later (rtdb serve, whose loop must keep answering reads).
 extension EmbeddedDatabase {
     public func beginBatch(waitingForLock: Bool = true) {
-        batching = true
-        batchWaitsForLock = waitingForLock
-        batchLockBusy = false
+        transaction.beginBatch(waitingForLock: waitingForLock)
     }
 
     /// A write of this batch found the file's write lock held by another process (only in a
     /// batch that does not wait for it).
-    public var batchFoundLockBusy: Bool { batchLockBusy }
+    public var batchFoundLockBusy: Bool { transaction.batch?.lockBusy == true }
 
     /// Commits the batch's writes (nothing to do when none was made).
     public func commitBatch() throws {
-        defer { endBatch() }
-        guard batchOpen else { return }
+        defer { transaction.batchEnded() }
+        guard transaction.batchOpen else { return }
         let c = try writeConnection()
         do {
             try c.exec("COMMIT")
@@ -36,34 +34,27 @@ extension EmbeddedDatabase {
 
     /// Ends the batch with nothing of it stored.
     public func rollbackBatch() {
-        defer { endBatch() }
-        guard batchOpen, let c = conn, !c.autocommit else { return }
+        defer { transaction.batchEnded() }
+        guard transaction.batchOpen, let c = conn, !c.autocommit else { return }
         try? c.exec("ROLLBACK")
-    }
-
-    private func endBatch() {
-        batching = false
-        batchOpen = false
-        batchWaitsForLock = true
-        batchLockBusy = false
     }
 
     /// Opens the batch's transaction, if it is not open yet: waits for the write lock up to the
     /// timeout, or tries once (see the type's comment).
     func openBatchTransaction() throws {
-        if batchOpen { return }
-        if batchWaitsForLock {
+        if transaction.batchOpen { return }
+        if transaction.batch?.waitsForLock != false {
             try retryingWhileBusy { try writeConnection().exec("BEGIN IMMEDIATE") }
         } else {
             do {
                 try withoutLockWaits { try writeConnection().exec("BEGIN IMMEDIATE") }
             } catch let e as RTDBError where e.code == .timeout {
                 // (`timeout` is SQLite's BUSY or LOCKED: the lock is another connection's.)
-                batchLockBusy = true
+                transaction.batchFoundLockBusy()
                 throw e
             }
         }
-        batchOpen = true
+        transaction.batchOpened()
     }
 
     func writingInBatch<T>(_ body: (Connection) throws -> T) throws -> T {

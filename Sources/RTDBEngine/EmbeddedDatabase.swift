@@ -50,17 +50,12 @@ public final class EmbeddedDatabase: Database {
     private var hasSchema = false
     /// The writer's pragmas are set and the tables exist.
     private var writerReady = false
-    /// Inside `beginBatch()` … `commitBatch()`: writes share one transaction (see Batch.swift).
-    var batching = false
-    var batchOpen = false
-    /// The batch waits for another process's write lock (up to the timeout), or tries once.
-    var batchWaitsForLock = true
-    /// The batch tried once and found the write lock held by another process.
-    var batchLockBusy = false
-    /// Inside `beginSharedReads()` … `endSharedReads()`, and whether their transaction is open
-    /// on `conn` (SharedReads.swift).
-    var sharingReads = false
-    var sharedReadOpen = false
+    /// The transaction open on `conn`, if any, inside which scopes: a group commit's batch
+    /// (`beginBatch()` … `commitBatch()`, Batch.swift), reads sharing a transaction
+    /// (`beginSharedReads()` … `endSharedReads()`, SharedReads.swift).
+    var transaction = TransactionState.none
+    /// A shared read transaction is open on `conn`.
+    var sharedReadOpen: Bool { transaction.sharedReadOpen }
     /// Inside `reapDeadSessions` (Sessions.swift): its own writes do not reap again.
     var reaping = false
     /// The module that keeps tables of its own in this file, told when this handle starts
@@ -233,7 +228,7 @@ public final class EmbeddedDatabase: Database {
     /// names now. No checkpoint on close: SQLite would then delete `FILE-wal` and `FILE-shm` by
     /// name, and those may now belong to the file that took this one's place.
     func closeConnection() {
-        sharedReadOpen = false
+        transaction.sharedReadClosed()
         if let c = conn { _ = rtdb_sqlite3_db_config_flag(c.handle, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1) }
         conn = nil
         legacyLayout = false
@@ -284,8 +279,8 @@ public final class EmbeddedDatabase: Database {
     /// Runs `body` in a read transaction (a consistent snapshot across statements), or answers
     /// `empty` while nothing is stored.
     func reading<T>(_ empty: T, _ body: (Connection) throws -> T) throws -> T {
-        if batchOpen, let c = conn { return try body(c) }   // inside the batch's transaction
-        if sharingReads { return try readingShared(empty, body) }
+        if transaction.batchOpen, let c = conn { return try body(c) }   // inside the batch's transaction
+        if transaction.sharingReads { return try readingShared(empty, body) }
         return try retryingWhileBusy {
             guard let c = try readConnection() else { return empty }
             try c.run("BEGIN")
@@ -324,7 +319,7 @@ public final class EmbeddedDatabase: Database {
 
     /// Runs `body` in a write transaction; commits when it returns, rolls back when it throws.
     func writing<T>(_ body: (Connection) throws -> T) throws -> T {
-        if batching { return try writingInBatch(body) }
+        if transaction.batch != nil { return try writingInBatch(body) }
         return try retryingAfterFullDisk { try retryingWhileBusy {
             let c = try writeConnection()
             try c.exec("BEGIN IMMEDIATE")

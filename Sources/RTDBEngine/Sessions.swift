@@ -279,7 +279,7 @@ extension EmbeddedDatabase {
     /// Reaps dead sessions when a connection starts writing; a failure there is not the
     /// writer's: it is left for the next process.
     func reapOnOpen() {
-        if reaping || batching { return }
+        if reaping || transaction.batch != nil { return }
         _ = try? reapDeadSessions()
     }
 
