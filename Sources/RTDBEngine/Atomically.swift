@@ -9,14 +9,8 @@ extension EmbeddedDatabase {
     /// it is a transaction of its own, committed on return. (Security rules check a write
     /// against the data it replaces this way.)
     public func atomically<T>(_ body: () throws -> T) throws -> T {
-        if batching {
-            if !batchOpen {
-                try retryingWhileBusy {
-                    let c = try writeConnection()
-                    try c.exec("BEGIN IMMEDIATE")
-                }
-                batchOpen = true
-            }
+        if transaction.batch != nil {
+            try openBatchTransaction()
             return try body()
         }
         beginBatch()

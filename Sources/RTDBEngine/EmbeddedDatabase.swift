@@ -38,18 +38,24 @@ public final class EmbeddedDatabase: Database {
     /// `idle` check runs without waiting for the next beat; -1 for none.
     public var hangupFD: Int32 = -1
 
-    var conn: Connection?
+    var conn: Connection? {
+        didSet { conn?.declinesLockWaits = declinesLockWaits }
+    }
+    /// Calls on this handle fail at once where they would wait for another process's write
+    /// lock (`withoutLockWaits`); the connection's busy handler follows it.
+    private var declinesLockWaits = false {
+        didSet { conn?.declinesLockWaits = declinesLockWaits }
+    }
     /// The tables exist (seen by a read or created by a write); they are never dropped.
     private var hasSchema = false
     /// The writer's pragmas are set and the tables exist.
     private var writerReady = false
-    /// Inside `beginBatch()` … `commitBatch()`: writes share one transaction (see Batch.swift).
-    var batching = false
-    var batchOpen = false
-    /// Inside `beginSharedReads()` … `endSharedReads()`, and whether their transaction is open
-    /// on `conn` (SharedReads.swift).
-    var sharingReads = false
-    var sharedReadOpen = false
+    /// The transaction open on `conn`, if any, inside which scopes: a group commit's batch
+    /// (`beginBatch()` … `commitBatch()`, Batch.swift), reads sharing a transaction
+    /// (`beginSharedReads()` … `endSharedReads()`, SharedReads.swift).
+    var transaction = TransactionState.none
+    /// A shared read transaction is open on `conn`.
+    var sharedReadOpen: Bool { transaction.sharedReadOpen }
     /// Inside `reapDeadSessions` (Sessions.swift): its own writes do not reap again.
     var reaping = false
     /// The module that keeps tables of its own in this file, told when this handle starts
@@ -222,7 +228,7 @@ public final class EmbeddedDatabase: Database {
     /// names now. No checkpoint on close: SQLite would then delete `FILE-wal` and `FILE-shm` by
     /// name, and those may now belong to the file that took this one's place.
     func closeConnection() {
-        sharedReadOpen = false
+        transaction.sharedReadClosed()
         if let c = conn { _ = rtdb_sqlite3_db_config_flag(c.handle, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1) }
         conn = nil
         legacyLayout = false
@@ -273,8 +279,8 @@ public final class EmbeddedDatabase: Database {
     /// Runs `body` in a read transaction (a consistent snapshot across statements), or answers
     /// `empty` while nothing is stored.
     func reading<T>(_ empty: T, _ body: (Connection) throws -> T) throws -> T {
-        if batchOpen, let c = conn { return try body(c) }   // inside the batch's transaction
-        if sharingReads { return try readingShared(empty, body) }
+        if transaction.batchOpen, let c = conn { return try body(c) }   // inside the batch's transaction
+        if transaction.sharingReads { return try readingShared(empty, body) }
         return try retryingWhileBusy {
             guard let c = try readConnection() else { return empty }
             try c.run("BEGIN")
@@ -288,6 +294,7 @@ public final class EmbeddedDatabase: Database {
     /// does so, for example, when several processes switch a new file to WAL at once), until
     /// the timeout. `body` must be a whole transaction, so running it again is safe.
     func retryingWhileBusy<T>(_ body: () throws -> T) throws -> T {
+        if declinesLockWaits { return try body() }
         let deadline = monotonicNanos() + UInt64(max(0, timeoutSeconds) * 1e9)
         var attempt = 0
         while true {
@@ -300,9 +307,19 @@ public final class EmbeddedDatabase: Database {
         }
     }
 
+    /// Runs `body` with every wait for another process's write lock refused: a statement that
+    /// finds the file locked fails at once with the error a wait that gave up throws (code
+    /// `timeout`), and nothing retries it. For a caller that must not block (rtdb serve's loop).
+    func withoutLockWaits<T>(_ body: () throws -> T) rethrows -> T {
+        let before = declinesLockWaits
+        declinesLockWaits = true
+        defer { declinesLockWaits = before }
+        return try body()
+    }
+
     /// Runs `body` in a write transaction; commits when it returns, rolls back when it throws.
     func writing<T>(_ body: (Connection) throws -> T) throws -> T {
-        if batching { return try writingInBatch(body) }
+        if transaction.batch != nil { return try writingInBatch(body) }
         return try retryingAfterFullDisk { try retryingWhileBusy {
             let c = try writeConnection()
             try c.exec("BEGIN IMMEDIATE")

@@ -8,18 +8,20 @@ import RTDBCore
 ///
 /// With `background`, full buffers are written by a thread of their own (`RowWriter`) while
 /// the caller reads on: a streamed import parses its input and SQLite stores the rows on two
-/// cores. Priorities wait in the buffer too. The connection is then the writer's until
-/// `flush`, which waits for it, writes the rest and hands the connection back; the caller must
-/// not use the connection in between, and must `stop` the writer before giving up the write.
+/// cores. Priorities wait in the buffer too. The statements (`RowStatements`, not copyable) and
+/// the connection are then the writer's until `flush`, which waits for it, takes them back and
+/// writes the rest; the caller must not use the connection in between (debug builds check the
+/// connection's owning thread where statements run), and must `stop` the writer before giving
+/// up the write.
 final class LeafRows {
     static let batch = 64
     /// The rows handed to the writer thread at once (whole statements of `batch` rows).
     static let handoff = 16 * batch
     /// The multi-row statement's text, made once: most writes (a few leaves) never use it, and
     /// building and hashing it for each one cost more than their own rows.
-    private static let manySQL = "INSERT INTO data(path, v) VALUES "
+    static let manySQL = "INSERT INTO data(path, v) VALUES "
         + Array(repeating: "(?,?)", count: LeafRows.batch).joined(separator: ",")
-    private static let prioritySQL = "INSERT OR REPLACE INTO priorities(path, p) VALUES(?1, ?2)"
+    static let prioritySQL = "INSERT OR REPLACE INTO priorities(path, p) VALUES(?1, ?2)"
 
     enum Value {
         case int(Int64)
@@ -54,48 +56,33 @@ final class LeafRows {
         }
     }
 
-    /// The statements rows are written with: used by one thread at a time (the caller's, or
-    /// the writer's between `hand` and `wait`).
-    final class Statements: @unchecked Sendable {
-        let one: Statement
-        private var manyStatement: Statement?
-        private var priorityStatement: Statement?
-        private let connection: Connection
-
-        /// `all`: every statement is prepared now, so that the writer thread never touches the
-        /// connection's cache of statements.
-        init(_ c: Connection, all: Bool) throws {
-            connection = c
-            one = try c.statement("INSERT INTO data(path, v) VALUES(?1, ?2)")
-            manyStatement = all ? try c.statement(LeafRows.manySQL) : nil
-            priorityStatement = all ? try c.statement(LeafRows.prioritySQL) : nil
-        }
-
-        func many() throws -> Statement {
-            if let manyStatement { return manyStatement }
-            let s = try connection.statement(LeafRows.manySQL)
-            manyStatement = s
-            return s
-        }
-
-        func priority() throws -> Statement {
-            if let priorityStatement { return priorityStatement }
-            return try connection.statement(LeafRows.prioritySQL)
-        }
-    }
-
+    /// The rows' statements while this thread holds them; nil while they are lent to the
+    /// writer thread (from its `hand` until `wait` or `stop`).
+    private var statements: RowStatements?
     private var buffer = Buffer()
-    private let statements: Statements
     private let writer: RowWriter?
     private let connection: Connection
 
     init(_ c: Connection, background: Bool = false) throws {
         connection = c
-        statements = try Statements(c, all: background)
-        writer = background ? RowWriter(statements) : nil
+        statements = try RowStatements(c, all: background)
+        writer = background ? RowWriter() : nil
     }
 
-    deinit { writer?.stop() }
+    deinit { writer?.stop(returningTo: &statements) }
+
+    /// Runs `body` with the statements, which this thread must hold (not lent).
+    private func withStatements<T>(_ body: (inout RowStatements) throws -> T) throws -> T {
+        guard var s = statements.take() else { throw RTDBError(.internal, "rows written while their statements are lent") }
+        do {
+            let result = try body(&s)
+            statements = .some(s)
+            return result
+        } catch {
+            statements = .some(s)
+            throw error
+        }
+    }
 
     func add(_ path: [UInt8], _ value: Node) throws {
         // Null and objects are not leaves: nothing is stored for them.
@@ -135,9 +122,9 @@ final class LeafRows {
     private func add(_ path: [UInt8], _ value: Value, text: UnsafeBufferPointer<UInt8>?) throws {
         buffer.rows.append(LeafRows.append(path, text, value, to: &buffer.bytes))
         if let writer {
-            if buffer.rows.count == LeafRows.handoff { buffer = try writer.hand(buffer) }
+            if buffer.rows.count == LeafRows.handoff { buffer = try writer.hand(buffer, lending: statements.take()) }
         } else if buffer.rows.count == LeafRows.batch {
-            try LeafRows.writeAll(&buffer, statements)
+            try withStatements { try LeafRows.writeAll(&buffer, &$0) }
         }
     }
 
@@ -171,23 +158,23 @@ final class LeafRows {
         }
         var one = Buffer()
         one.priorities.append(LeafRows.append(path, text, value, to: &one.bytes))
-        try LeafRows.writePriorities(one, statements.priority())
+        try withStatements { try LeafRows.writePriorities(one, $0.priority()) }
     }
 
     /// Writes the rows still buffered (call once at the end, and before anything else uses
     /// the connection). With a writer thread, waits for it first.
     func flush() throws {
-        try writer?.wait()
-        try LeafRows.writeAll(&buffer, statements)
+        try writer?.wait(returningTo: &statements)
+        try withStatements { try LeafRows.writeAll(&buffer, &$0) }
     }
 
     /// Ends the writer thread, if there is one (waiting for what it is writing); what is still
     /// buffered is dropped. The connection is the caller's again.
-    func stop() { writer?.stop() }
+    func stop() { writer?.stop(returningTo: &statements) }
 
     /// Writes everything in `buffer`, rows then priorities, and empties it (what `flush` and
     /// the writer thread do).
-    static func writeAll(_ buffer: inout Buffer, _ statements: Statements) throws {
+    static func writeAll(_ buffer: inout Buffer, _ statements: inout RowStatements) throws {
         var next = 0
         while buffer.rows.count - next >= batch {
             try write(buffer, from: next, count: batch, statements.many())

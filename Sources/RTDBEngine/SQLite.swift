@@ -60,7 +60,9 @@ struct SQLiteError: Error, CustomStringConvertible {
 final class BusyState {
     var deadlineNanos: UInt64 = 0
     var timeoutNanos: UInt64
-    var waiting = false
+    /// The handler gives up at once: a statement that finds the file locked fails with
+    /// SQLITE_BUSY instead of waiting (a caller that must not block, such as rtdb serve's loop).
+    var declines = false
     init(timeoutNanos: UInt64) { self.timeoutNanos = timeoutNanos }
 }
 
@@ -75,6 +77,7 @@ func monotonicNanos() -> UInt64 {
 private let busyHandler: @convention(c) (UnsafeMutableRawPointer?, Int32) -> Int32 = { ctx, attempt in
     guard let ctx else { return 0 }
     let state = Unmanaged<BusyState>.fromOpaque(ctx).takeUnretainedValue()
+    if state.declines { return 0 }
     let now = monotonicNanos()
     if attempt == 0 { state.deadlineNanos = now + state.timeoutNanos }
     if now >= state.deadlineNanos { return 0 }
@@ -97,6 +100,20 @@ public final class Connection {
     private var recent = [RecentStatement](repeating: RecentStatement(), count: 64)
     /// What the open write transaction knows already (TransactionFacts.swift).
     var facts = TransactionFacts()
+    /// The thread that may use the connection and its statements (shared with them: a
+    /// statement may outlive this object, as SQLite keeps a closed connection's handle until
+    /// its last statement is finalized).
+    let ownership = Ownership()
+
+    /// The thread that may use the connection: the one that opened it, or the one it is lent
+    /// to (`RowStatements.moveOwner`). Debug builds check it where statements run.
+    var owner: pthread_t {
+        get { ownership.thread }
+        set { ownership.thread = newValue }
+    }
+
+    /// True on the thread that owns the connection (what the debug checks ask).
+    var isOwnedByCurrentThread: Bool { ownership.isCurrentThread }
 
     private struct RecentStatement {
         var address: UInt = 0
@@ -130,6 +147,13 @@ public final class Connection {
         sqlite3_busy_handler(db, busyHandler, Unmanaged.passUnretained(busy).toOpaque())
     }
 
+    /// While true, a statement that finds the file locked by another connection fails at once
+    /// (SQLITE_BUSY, the `timeout` error) instead of waiting up to the timeout.
+    var declinesLockWaits: Bool {
+        get { busy.declines }
+        set { busy.declines = newValue }
+    }
+
     deinit {
         recent.removeAll()
         statements.removeAll()
@@ -143,6 +167,7 @@ public final class Connection {
 
     /// Runs statements that return no rows of interest.
     public func exec(_ sql: String) throws {
+        assert(isOwnedByCurrentThread, "connection to \(file) used off the thread that owns it")
         noteTransactionBoundary(sql)
         let rc = sqlite3_exec(handle, sql, nil, nil, nil)
         if rc != SQLITE_OK { throw error(rc, sql: sql) }
@@ -211,14 +236,22 @@ public final class Connection {
     public var changes: Int { Int(sqlite3_changes(handle)) }
 }
 
+/// The thread a connection belongs to, shared by the connection and its statements.
+final class Ownership {
+    var thread: pthread_t = pthread_self()
+    var isCurrentThread: Bool { pthread_equal(thread, pthread_self()) != 0 }
+}
+
 /// A prepared statement, finalized by deinit.
 public final class Statement {
     let handle: OpaquePointer
     unowned let connection: Connection
+    private let ownership: Ownership
 
     init(_ handle: OpaquePointer, connection: Connection) {
         self.handle = handle
         self.connection = connection
+        ownership = connection.ownership
     }
 
     deinit { sqlite3_finalize(handle) }
@@ -231,6 +264,7 @@ public final class Statement {
     /// Steps once: true when a row is available, false when done.
     @inline(__always)
     public func step() throws -> Bool {
+        assert(ownership.isCurrentThread, "a statement used off the thread that owns its connection")
         let rc = sqlite3_step(handle)
         if rc == SQLITE_ROW { return true }
         if rc == SQLITE_DONE { return false }

@@ -240,9 +240,12 @@ extension EmbeddedDatabase {
 
     /// Runs the operations of every session on this machine whose process has died. Returns how
     /// many were reaped. Cheap when there are none: no folder, or no lock file that can be locked,
-    /// means no SQLite work at all.
+    /// means no SQLite work at all. `waitingForLock: false`: while another process holds the
+    /// file's write lock it fails at once (the `timeout` error), leaving the dead sessions for
+    /// a later call, instead of waiting (rtdb serve's loop, which must keep answering).
     @discardableResult
-    public func reapDeadSessions() throws -> Int {
+    public func reapDeadSessions(waitingForLock: Bool = true) throws -> Int {
+        if !waitingForLock { return try withoutLockWaits { try reapDeadSessions() } }
         guard let dir = opendir(sessionsFolder) else { return 0 }
         var names: [String] = []
         while let entry = readdir(dir) {
@@ -276,7 +279,7 @@ extension EmbeddedDatabase {
     /// Reaps dead sessions when a connection starts writing; a failure there is not the
     /// writer's: it is left for the next process.
     func reapOnOpen() {
-        if reaping || batching { return }
+        if reaping || transaction.batch != nil { return }
         _ = try? reapDeadSessions()
     }
 

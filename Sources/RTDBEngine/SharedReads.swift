@@ -9,27 +9,27 @@
 /// starts afresh.
 extension EmbeddedDatabase {
     public func beginSharedReads() {
-        sharingReads = true
+        transaction.beginSharedReads()
     }
 
     public func endSharedReads() {
-        sharingReads = false
         closeSharedRead()
+        transaction.endSharedReads()
     }
 
     func closeSharedRead() {
-        guard sharedReadOpen else { return }
-        sharedReadOpen = false
+        guard transaction.sharedReadOpen else { return }
+        transaction.sharedReadClosed()
         if let c = conn, !c.autocommit { try? c.run("COMMIT") }
     }
 
     func readingShared<T>(_ empty: T, _ body: (Connection) throws -> T) throws -> T {
         try retryingWhileBusy {
             do {
-                if !sharedReadOpen {
+                if !transaction.sharedReadOpen {
                     guard let c = try readConnection() else { return empty }
                     try c.run("BEGIN")
-                    sharedReadOpen = true
+                    transaction.sharedReadOpened()
                     if legacyLayout { try refreshLegacyCopy(c) }
                 }
                 guard let c = conn else { return empty }

@@ -159,7 +159,7 @@ public final class Server {
             core.serveQueued()
             // A write running away from the loop is waited for (it may be acknowledged yet), and
             // so are answers still with the sender's thread (their connections are told after).
-            if core.detached.isRunning || core.commit.canRun || core.sender?.isBusy == true { return }
+            if core.detached.isRunning || !core.commit.isEmpty || core.sender?.isBusy == true { return }
             loop.stop()
             return
         }
@@ -188,9 +188,10 @@ public final class Server {
         loop.schedule(after: 1_000) { [weak self] in
             guard let self else { return }
             self.core.sweep(now: monotonicMillis())
-            // (Not while a detached write holds a file's lock: the loop never waits for it.)
+            // (Not while a detached write holds a file's lock, nor waiting for another process's:
+            // the loop never waits for a lock.)
             if !self.core.commit.detachedRunning {
-                for (_, db) in self.namespaces.openDatabases where ((try? db.reapDeadSessions()) ?? 0) > 0 {
+                for (_, db) in self.namespaces.openDatabases where ((try? db.reapDeadSessions(waitingForLock: false)) ?? 0) > 0 {
                     self.feedDirty = true
                 }
             }

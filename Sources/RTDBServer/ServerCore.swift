@@ -143,7 +143,11 @@ final class ServerCore {
                     running.removeAll(keepingCapacity: true)
                 }
             }
-            if !commit.canRun { return }
+            if !commit.canRun {
+                // Another process holds a file's write lock: the batch runs again after a pause.
+                if let millis = commit.takeRetryDelay() { loop.schedule(after: millis) {} }
+                return
+            }
             gatheringAnswers { commit.run { files in committed(files) } }
         }
     }

@@ -105,7 +105,7 @@ public final class ServerNamespaces: NamespaceProvider {
         lastUsed[f] = useCounter
         if batching {
             if batched[f] == nil {
-                db.beginBatch()
+                db.beginBatch(waitingForLock: false)
                 batched[f] = db
             }
             if !touched.contains(f) { touched.append(f) }
@@ -164,8 +164,25 @@ public final class ServerNamespaces: NamespaceProvider {
 
     // MARK: group commit
 
+    /// Starts a batch that never waits for another process's write lock: a write that finds a
+    /// file locked fails at once, and `lockWasBusy` says so (group commit then rolls the batch
+    /// back and runs it again later, or, once its writes have waited past the timeout, lets
+    /// them fail).
     func beginBatch() {
         batching = true
+        batched = [:]
+    }
+
+    /// A write of this batch found a file's write lock held by another process.
+    var lockWasBusy: Bool { batched.values.contains { $0.batchFoundLockBusy } }
+
+    /// How long a write waits for another process's write lock before it fails.
+    var lockTimeoutSeconds: Double { timeoutSeconds }
+
+    /// Ends the batch with nothing of it stored, in any file.
+    func rollbackBatch() {
+        batching = false
+        for db in batched.values { db.rollbackBatch() }
         batched = [:]
     }
 
