@@ -7,7 +7,9 @@ import Darwin
 /// A value two threads share, reached only while its mutex is held; a thread that needs the
 /// value in some state sleeps on its condition until another thread's change makes it so.
 /// The mutex and the condition live on the heap, where they never move (a pthread object
-/// must keep its address); every pthread call's result is checked.
+/// must keep its address); every pthread call's result is checked. Shared state elsewhere is in
+/// the standard library's `Mutex`, which has no condition to sleep on: this is the one wrapper
+/// over pthread's, for the row writer, whose two threads each wait for the other.
 final class Monitor<State: ~Copyable>: @unchecked Sendable {   // the state is only reached under the mutex
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
     private let condition: UnsafeMutablePointer<pthread_cond_t>

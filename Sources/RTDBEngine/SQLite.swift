@@ -27,6 +27,19 @@ struct SQLiteError: Error, CustomStringConvertible {
 
     var description: String { "SQLite error \(code): \(message)" + (sql.map { " in \($0)" } ?? "") }
 
+    init(code: Int32, systemErrno: Int32, message: String, sql: String?) {
+        self.code = code
+        self.systemErrno = systemErrno
+        self.message = message
+        self.sql = sql
+    }
+
+    /// The failure `rc` of a call on `database`, with what SQLite says of it.
+    init(_ rc: Int32, on database: OpaquePointer, sql: String?) {
+        self.init(code: rc, systemErrno: sqlite3_system_errno(database),
+                  message: String(cString: sqlite3_errmsg(database)), sql: sql)
+    }
+
     func rtdbError(file: String) -> RTDBError {
         switch code & 0xFF {
         case SQLITE_BUSY, SQLITE_LOCKED:
@@ -161,8 +174,7 @@ public final class Connection {
     }
 
     func error(_ rc: Int32, sql: String? = nil) -> RTDBError {
-        SQLiteError(code: rc, systemErrno: sqlite3_system_errno(handle),
-                    message: String(cString: sqlite3_errmsg(handle)), sql: sql).rtdbError(file: file)
+        SQLiteError(rc, on: handle, sql: sql).rtdbError(file: file)
     }
 
     /// Runs statements that return no rows of interest.
@@ -242,15 +254,20 @@ final class Ownership {
     var isCurrentThread: Bool { pthread_equal(thread, pthread_self()) != 0 }
 }
 
-/// A prepared statement, finalized by deinit.
+/// A prepared statement, finalized by deinit. It keeps no reference to its `Connection`
+/// (whose cache holds it): what it needs to explain a failure is the database handle, which
+/// SQLite keeps alive until the last statement is finalized (`sqlite3_close_v2`), and the
+/// file's name.
 public final class Statement {
     let handle: OpaquePointer
-    unowned let connection: Connection
+    private let database: OpaquePointer
+    private let file: String
     private let ownership: Ownership
 
     init(_ handle: OpaquePointer, connection: Connection) {
         self.handle = handle
-        self.connection = connection
+        database = connection.handle
+        file = connection.file
         ownership = connection.ownership
     }
 
@@ -268,7 +285,7 @@ public final class Statement {
         let rc = sqlite3_step(handle)
         if rc == SQLITE_ROW { return true }
         if rc == SQLITE_DONE { return false }
-        let err = connection.error(rc, sql: sqlite3_sql(handle).map { String(cString: $0) })
+        let err = SQLiteError(rc, on: database, sql: sqlite3_sql(handle).map { String(cString: $0) }).rtdbError(file: file)
         sqlite3_reset(handle)
         throw err
     }
