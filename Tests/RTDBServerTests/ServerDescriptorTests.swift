@@ -43,13 +43,16 @@ import RTDBNet
         let before = openDescriptors()
         #expect(before > 0)
         for _ in 0..<100 { try cycle() }
-        // Threads that end after their server (the sender's) close theirs as they go.
+        // Threads that end after their server (the sender's) close theirs as they go. Other
+        // suites run in this process meanwhile and open and close descriptors of their own, so
+        // the count moves by a few either way; one descriptor kept by each server would be a
+        // hundred (a signal pipe's was).
         var after = openDescriptors()
         let deadline = Date().addingTimeInterval(5)
-        while after > before && Date() < deadline {
+        while after - before >= 50 && Date() < deadline {
             usleep(20_000)
             after = openDescriptors()
         }
-        #expect(after <= before, "\(after - before) descriptors left open by 100 servers")
+        #expect(after - before < 50, "\(after - before) descriptors left open by 100 servers")
     }
 }
