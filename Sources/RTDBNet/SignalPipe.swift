@@ -18,7 +18,7 @@ private let signalPipeWriteEnd = Atomic<Int32>(-1)
 /// theirs alone).
 public final class SignalPipe {
     public let readEnd: Int32
-    private let writeEnd: Int32
+    let writeEnd: Int32
 
     public init() throws {
         var fds: [Int32] = [0, 0]

@@ -15,7 +15,7 @@ import Darwin
 public final class Wakeup: Sendable {
     /// Readable while a wake is pending.
     public let readEnd: Int32
-    private let writeEnd: Int32
+    let writeEnd: Int32
 
     public init() throws {
         var fds: [Int32] = [-1, -1]

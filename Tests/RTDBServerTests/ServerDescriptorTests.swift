@@ -1,58 +1,76 @@
 import Foundation
 import Testing
 import RTDBEngine
-import RTDBNet
+@testable import RTDBNet
 @testable import RTDBServer
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
-/// A server closes what it opens: its listener, its loop, its wake-ups and signal pipe, its
-/// sender's thread and the database handles. Started and stopped a hundred times in one
-/// process, it leaves the number of open descriptors where it was.
+/// A server closes what it opens. Started and stopped a hundred times in one process, each
+/// server is freed once stopped (its owners' deinits close the listener, the loop and its
+/// wake-up, the signal pipe, the sender's thread and wake-up), and the descriptors it held are
+/// closed: each is checked by its identity (device and inode), since other suites in this
+/// process open descriptors meanwhile and may be given the same numbers.
 @Suite(.serialized) struct ServerDescriptorTests {
-    /// Descriptors open in this process now.
-    func openDescriptors() -> Int {
-        (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? -1
+    struct Identity: Equatable {
+        let fd: Int32
+        let device: UInt64
+        let inode: UInt64
     }
 
-    @Test func aHundredServersStartedAndStoppedLeaveNoDescriptorOpen() throws {
+    /// What `fd` is now (nil: closed).
+    func identity(_ fd: Int32) -> Identity? {
+        var st = stat()
+        guard fstat(fd, &st) == 0 else { return nil }
+        return Identity(fd: fd, device: UInt64(st.st_dev), inode: UInt64(st.st_ino))
+    }
+
+    @Test func aHundredServersStartedAndStoppedAreFreedAndCloseTheirDescriptors() throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("rtdb-fds-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        func cycle() throws {
-            var options = Server.Options()
-            options.port = 0
-            let server = try Server(options: options, namespaces: ServerNamespaces(file: dir + "/a.db", timeoutSeconds: 5),
-                                    watchFolder: dir)
-            try whileRunning(server) {
-                // Each one served something: a write and a read.
-                let stream = try TCPStream.connect(host: "127.0.0.1", port: server.port, timeoutMillis: 5_000)
-                defer { stream.close() }
-                let request = "PUT /n.json HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\n\r\n1GET /n.json HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
-                try Array(request.utf8).withUnsafeBytes { try stream.write($0, timeoutMillis: 5_000) }
-                var buffer = [UInt8](repeating: 0, count: 4_096)
-                var got: [UInt8] = []
-                while true {
-                    let n = try buffer.withUnsafeMutableBytes { try stream.read(into: $0, timeoutMillis: 5_000) }
-                    if n == 0 { break }
-                    got += buffer[0..<n]
+        var held: [Identity] = []
+        var freed = 0
+        for _ in 0..<100 {
+            weak var gone: Server? = nil
+            weak var goneLoop: EventLoop? = nil
+            try {
+                var options = Server.Options()
+                options.port = 0
+                let server = try Server(options: options, namespaces: ServerNamespaces(file: dir + "/a.db", timeoutSeconds: 5),
+                                        watchFolder: dir)
+                gone = server
+                goneLoop = server.loop
+                try whileRunning(server) {
+                    // Each one served something: a write and a read.
+                    let stream = try TCPStream.connect(host: "127.0.0.1", port: server.port, timeoutMillis: 5_000)
+                    defer { stream.close() }
+                    let request = "PUT /n.json HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\n\r\n1GET /n.json HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+                    try Array(request.utf8).withUnsafeBytes { try stream.write($0, timeoutMillis: 5_000) }
+                    var buffer = [UInt8](repeating: 0, count: 4_096)
+                    var got: [UInt8] = []
+                    while true {
+                        let n = try buffer.withUnsafeMutableBytes { try stream.read(into: $0, timeoutMillis: 5_000) }
+                        if n == 0 { break }
+                        got += buffer[0..<n]
+                    }
+                    #expect(String(decoding: got, as: UTF8.self).components(separatedBy: "HTTP/1.1 200").count == 3)
                 }
-                #expect(String(decoding: got, as: UTF8.self).components(separatedBy: "HTTP/1.1 200").count == 3)
-            }
+                let own = [server.listener.fd, server.signals.readEnd, server.signals.writeEnd,
+                           server.loop.handle.wakeup.readEnd, server.loop.handle.wakeup.writeEnd] + (server.watch.map { [$0.fd] } ?? [])
+                held += own.compactMap { identity($0) }
+            }()
+            // The thread that ran it lets go of it just after saying it has stopped.
+            let deadline = Date().addingTimeInterval(2)
+            while (gone != nil || goneLoop != nil) && Date() < deadline { usleep(1_000) }
+            if gone == nil && goneLoop == nil { freed += 1 }
         }
-        // The first one opens what a process keeps (the SQLite library's, the test runner's).
-        try cycle()
-        let before = openDescriptors()
-        #expect(before > 0)
-        for _ in 0..<100 { try cycle() }
-        // Threads that end after their server (the sender's) close theirs as they go. Other
-        // suites run in this process meanwhile and open and close descriptors of their own, so
-        // the count moves by a few either way; one descriptor kept by each server would be a
-        // hundred (a signal pipe's was).
-        var after = openDescriptors()
-        let deadline = Date().addingTimeInterval(5)
-        while after - before >= 50 && Date() < deadline {
-            usleep(20_000)
-            after = openDescriptors()
-        }
-        #expect(after - before < 50, "\(after - before) descriptors left open by 100 servers")
+        #expect(freed == 100, "\(100 - freed) servers were not freed once stopped")
+        #expect(held.count >= 500)
+        let open = held.filter { identity($0.fd) == $0 }
+        #expect(open.isEmpty, "\(open.count) of the servers' descriptors are still open")
     }
 }
