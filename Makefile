@@ -66,7 +66,7 @@ CONFORMANCE = RTDB_BIN='$(CURDIR)/.build/debug/rtdb' PYTHONDONTWRITEBYTECODE=1 .
 # which fails on a crash, a sanitizer report or a lost acknowledged write. A report fails the
 # run (TSan's exit status 66).
 TSAN_BUILD := .build/tsan
-TSAN_SUITES := RTDBNetTests|RTDBServerTests|RTDBEngineTests\.(StreamImport|FlatImport|StreamExport|RowWriter|LeafRows)|EndToEndTests\.(Serve|ClosedClients|LargeImport|CommittedOutput)
+TSAN_SUITES := RTDBNetTests|RTDBServerTests|RTDBEngineTests\.(StreamImport|FlatImport|StreamExport|Confinement|TransactionState|SharedReads)|EndToEndTests\.(ServeTests|ClosedClientsTests|LargeImportTests|CommittedOutputTests)
 TSAN_ENV := TSAN_OPTIONS='halt_on_error=1 second_deadlock_stack=1'
 
 test:
