@@ -18,6 +18,9 @@ public func startDetachedThread(orHere: Bool = false, _ body: sending @escaping 
     pthread_attr_init(&attributes)
     defer { pthread_attr_destroy(&attributes) }
     pthread_attr_setdetachstate(&attributes, Int32(PTHREAD_CREATE_DETACHED))
+    // The main thread's size, on every system (macOS gives other threads 512 KB): a detached
+    // write checks rules as the loop does, with the same room.
+    pthread_attr_setstacksize(&attributes, detachedThreadStackBytes)
     #if canImport(Glibc)
     var thread = pthread_t()
     #else
@@ -36,3 +39,6 @@ public func startDetachedThread(orHere: Bool = false, _ body: sending @escaping 
     }
     return rc
 }
+
+/// The stack of a thread `startDetachedThread` starts.
+public let detachedThreadStackBytes = 8 << 20

@@ -12,6 +12,14 @@ public struct RuleRegex: Sendable {
         case set([SetItem], negated: Bool)
         case group([[Node]])               // alternatives, each a sequence
         case `repeat`(Node, min: Int, max: Int?)
+
+        /// Matches exactly one scalar (a character, `.` or a set).
+        var isSingleScalar: Bool {
+            switch self {
+            case .char, .any, .set: return true
+            case .group, .repeat: return false
+            }
+        }
     }
 
     enum SetItem: Sendable {
@@ -217,6 +225,12 @@ final class Matcher {
     let ci: Bool
     let anchoredEnd: Bool
     var steps = 0
+    /// Repetitions of groups in progress (each holds a few stack frames).
+    var nesting = 0
+    /// At most this many: a repetition of a group takes about ten frames (5-10 KB in a debug
+    /// build), and this many fit the 8 MB stack of every thread that checks rules (the main
+    /// thread, and `startDetachedThread`'s) with room for the rest of the evaluation.
+    static let maxNesting = 500
     init(s: [Unicode.Scalar], ci: Bool, anchoredEnd: Bool) {
         self.s = s
         self.ci = ci
@@ -257,10 +271,17 @@ final class Matcher {
     }
 
     /// Greedy repetition: try one more (if allowed and progress is made), then stop here.
+    /// A repeated single scalar (`a*`, `.+`, `[a-z]{2,}`) is matched by loops; a repeated group
+    /// (`(ab)*`) nests a call per repetition, so its repetitions are bounded (`maxNesting`):
+    /// past that the match fails as too expensive rather than running out of stack.
     func repeated(_ inner: RuleRegex.Node, _ lo: Int, _ hi: Int?, _ count: Int, _ pos: Int,
                            _ k: (Int) throws(RegexProblem) -> Bool) throws(RegexProblem) -> Bool {
+        if count == 0, inner.isSingleScalar { return try repeatedScalar(inner, lo, hi, pos, k) }
         try tick()
         if hi.map({ count < $0 }) ?? true {
+            nesting += 1
+            defer { nesting -= 1 }
+            if nesting > Matcher.maxNesting { throw RegexProblem("regular expression too expensive") }
             let more = try node(inner, pos) { (p: Int) throws(RegexProblem) -> Bool in
                 if p == pos && count >= lo { return false }   // an empty iteration makes no progress
                 return try self.repeated(inner, lo, hi, count + 1, p, k)
@@ -268,6 +289,25 @@ final class Matcher {
             if more { return true }
         }
         return count >= lo ? try k(pos) : false
+    }
+
+    /// Repetitions of a single scalar, greedy, without recursion: as many as match (up to
+    /// `hi`), then the rest of the pattern from the longest run to the shortest (at least `lo`):
+    /// the order the recursive form tries them in, and no stack for a long text.
+    func repeatedScalar(_ inner: RuleRegex.Node, _ lo: Int, _ hi: Int?, _ pos: Int,
+                        _ k: (Int) throws(RegexProblem) -> Bool) throws(RegexProblem) -> Bool {
+        var end = pos
+        while hi.map({ end - pos < $0 }) ?? true, end < s.count, single(inner, s[end]) {
+            try tick()
+            end += 1
+        }
+        while end - pos >= lo {
+            try tick()
+            if try k(end) { return true }
+            if end == pos { break }
+            end -= 1
+        }
+        return false
     }
 
     func single(_ n: RuleRegex.Node, _ c: Unicode.Scalar) -> Bool {

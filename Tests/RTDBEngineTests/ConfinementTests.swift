@@ -20,6 +20,20 @@ import RTDBCore
         return answer.value
     }
 
+    /// Row writing with a writer thread, given one buffer's worth of rows under /list: the
+    /// first full buffer (and the statements with it) has gone to the thread.
+    func rowsPastOneBuffer(_ c: Connection) throws -> LeafRows {
+        let rows = try LeafRows(c, background: true)
+        var enc = EmbeddedDatabase.encode(path("/list"))
+        let listEnd = enc.count
+        for i in 0..<LeafRows.handoff {
+            enc.removeSubrange(listEnd...)
+            StorageKey.append("k\(i)", to: &enc)
+            try rows.add(enc, .int(Int64(i)))
+        }
+        return rows
+    }
+
     @Test func aConnectionBelongsToTheThreadThatOpenedIt() throws {
         let t = TempDatabase()
         _ = try t.db.set(path("/a"), .int(1))
@@ -35,14 +49,7 @@ import RTDBCore
         let c = try t.db.writeConnection()
         try c.exec("BEGIN IMMEDIATE")
         defer { try? c.exec("ROLLBACK") }
-        let rows = try LeafRows(c, background: true)
-        var enc = EmbeddedDatabase.encode(path("/list"))
-        let listEnd = enc.count
-        for i in 0..<LeafRows.handoff {
-            enc.removeSubrange(listEnd...)
-            StorageKey.append("k\(i)", to: &enc)
-            try rows.add(enc, .int(Int64(i)))
-        }
+        let rows = try rowsPastOneBuffer(c)
         // The first full buffer went to the writer, and the connection with it.
         #expect(!c.isOwnedByCurrentThread)
         try rows.flush()
@@ -58,14 +65,7 @@ import RTDBCore
         let c = try t.db.writeConnection()
         try c.exec("BEGIN IMMEDIATE")
         defer { try? c.exec("ROLLBACK") }
-        let rows = try LeafRows(c, background: true)
-        var enc = EmbeddedDatabase.encode(path("/list"))
-        let listEnd = enc.count
-        for i in 0..<LeafRows.handoff {
-            enc.removeSubrange(listEnd...)
-            StorageKey.append("k\(i)", to: &enc)
-            try rows.add(enc, .int(Int64(i)))
-        }
+        let rows = try rowsPastOneBuffer(c)
         #expect(!c.isOwnedByCurrentThread)
         rows.stop()
         #expect(c.isOwnedByCurrentThread)

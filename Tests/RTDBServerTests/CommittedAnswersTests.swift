@@ -11,14 +11,7 @@ import RTDBNet
 @Suite(.serialized) struct CommittedAnswersTests {
     /// Runs a server on a fresh file for `body`, then stops it.
     func withServer(_ body: (Int) throws -> Void) throws {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("rtdb-answers-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: dir) }
-        var options = Server.Options()
-        options.port = 0
-        let server = try Server(options: options, namespaces: ServerNamespaces(file: dir + "/a.db", timeoutSeconds: 5),
-                                watchFolder: nil)
-        try whileRunning(server) { try body(server.port) }
+        try withServerOnFreshFile { server, _ in try body(server.port) }
     }
 
     /// Sends `text` in one write and reads until `answers` responses (with their bodies) or the

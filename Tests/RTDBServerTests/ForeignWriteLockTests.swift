@@ -61,15 +61,7 @@ import RTDBNet
 
     /// A server on a fresh file that holds `/seed`, run for `body`.
     func withServer(timeoutSeconds: Double, _ body: (Server, String) throws -> Void) throws {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("rtdb-foreign-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: dir) }
-        var options = Server.Options()
-        options.port = 0
-        let file = dir + "/a.db"
-        let server = try Server(options: options, namespaces: ServerNamespaces(file: file, timeoutSeconds: timeoutSeconds),
-                                watchFolder: nil)
-        try whileRunning(server) {
+        try withServerOnFreshFile(timeoutSeconds: timeoutSeconds) { server, file in
             let s = try connect(server)
             defer { s.close() }
             #expect(try exchange(s, "PUT", "/seed.json", "1") == (200, "1"))

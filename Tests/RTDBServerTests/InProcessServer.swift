@@ -22,3 +22,17 @@ func whileRunning<T>(_ server: Server, _ body: () throws -> T) rethrows -> T {
     }
     return try body()
 }
+
+/// Runs a server on a fresh file (in a folder of its own, removed after) for `body`, which is
+/// given the server and the file's path; then stops it.
+func withServerOnFreshFile(timeoutSeconds: Double = 5, _ body: (Server, String) throws -> Void) throws {
+    let dir = FileManager.default.temporaryDirectory.appendingPathComponent("rtdb-server-\(UUID().uuidString)").path
+    try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(atPath: dir) }
+    var options = Server.Options()
+    options.port = 0
+    let file = dir + "/a.db"
+    let server = try Server(options: options, namespaces: ServerNamespaces(file: file, timeoutSeconds: timeoutSeconds),
+                            watchFolder: nil)
+    try whileRunning(server) { try body(server, file) }
+}
