@@ -487,23 +487,4 @@ public final class EmbeddedDatabase: Database {
             return stored
         }
     }
-
-    public func observe(_ path: Path, idle: () throws -> Bool,
-                        onChange: (Node, [String]?) throws -> Bool) throws {
-        try Observer(database: self, path: path).run(idle: idle, onChange)
-    }
-
-    /// As `observe(_:idle:onChange:)`; a limited query in value or child order over a location
-    /// an index serves follows only the children of its window (see `Observer`).
-    public func observe(_ path: Path, query: Query, idle: () throws -> Bool,
-                        onChange: (Node, [String]?) throws -> Bool) throws {
-        var window: Query? = nil
-        switch query.order {
-        case .value, .child:
-            if query.limit != nil && !path.isPriority { window = query }
-        case .key, .priority:
-            break
-        }
-        try Observer(database: self, path: path, window: window).run(idle: idle, onChange)
-    }
 }
