@@ -1,6 +1,5 @@
 import RTDBCore
 import RTDBNet
-import Synchronization
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -23,12 +22,12 @@ struct Interrupted: Error {
 enum Interruption {
     /// The pipe once installed, and the first signal `pending` read from it. Only commands read
     /// them (the handler writes to the pipe alone), so a lock is enough.
-    private struct State {
+    private struct State: Sendable {
         var pipe: SignalPipe? = nil
         var received: Int32 = 0
     }
 
-    private static let state = Mutex(State())
+    private static let state = Locked(State())
 
     /// The pipe's read end, -1 until `install` (or when no pipe could be made).
     static var readFD: Int32 { state.withLock { $0.pipe?.readEnd ?? -1 } }

@@ -1,6 +1,5 @@
 import RTDBCore
 import RTDBNet
-import Synchronization
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -32,7 +31,7 @@ enum Tether {
     /// The write end of the pipe to the watchdog (-1: not started, -2: could not be started).
     /// Held while the watchdog starts and while a line is written, so that it starts once and
     /// lines never interleave.
-    private static let pipeFD = Mutex<Int32>(-1)
+    private static let pipeFD = Locked<Int32>(-1)
 
     /// Starts the watchdog now if it is not running: called before a command's own pipes are
     /// made, so that it does not inherit them (it also closes what it inherited).

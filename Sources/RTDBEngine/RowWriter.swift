@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import RTDBNet
 
 /// A thread that writes `LeafRows`' full buffers while the thread that filled them reads on
 /// (a streamed import: one core parses, the other runs SQLite). One buffer is written at a
@@ -29,7 +30,7 @@ final class RowWriter {
         var idle: Bool { work == nil && !busy }
     }
 
-    private let shared = Monitor(State())
+    private let shared = Locked(State())
     private var thread: pthread_t? = nil
 
     /// Nil when no thread can be started (the rows are then written by the caller).
@@ -44,11 +45,11 @@ final class RowWriter {
             #if canImport(Glibc)
             guard let raw else { return nil }
             #endif
-            RowWriter.loop(Unmanaged<Monitor<State>>.fromOpaque(raw).takeRetainedValue())
+            RowWriter.loop(Unmanaged<Locked<State>>.fromOpaque(raw).takeRetainedValue())
             return nil
         }, context)
         if rc != 0 {
-            Unmanaged<Monitor<State>>.fromOpaque(context).release()
+            Unmanaged<Locked<State>>.fromOpaque(context).release()
             return nil
         }
         #if canImport(Glibc)
@@ -103,7 +104,7 @@ final class RowWriter {
         slot = .some(statements)
     }
 
-    private static func loop(_ shared: Monitor<State>) {
+    private static func loop(_ shared: Locked<State>) {
         while true {
             var buffer = LeafRows.Buffer()
             var statements: RowStatements? = nil

@@ -13,7 +13,7 @@ import Darwin
 /// there (`assertOnLoop`, compiled into debug builds only). Until the loop first runs, the
 /// thread that made it owns it (a server is set up on one thread and run on another).
 public final class LoopHandle: Sendable {
-    private let tasks = Mutex<[@Sendable () -> Void]>([])
+    private let tasks = Locked<[@Sendable () -> Void]>([])
     let wakeup: Wakeup
     /// `currentThreadID()` of the thread that owns the loop.
     private let owner = Atomic<UInt>(0)

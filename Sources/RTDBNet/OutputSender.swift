@@ -1,4 +1,3 @@
-import Synchronization
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -21,7 +20,7 @@ import Darwin
 /// session is the loop's.
 ///
 /// Ownership: this object is its loop's (debug builds check); the thread shares only `Shared`,
-/// whose state is under a `Mutex`.
+/// whose state is `Locked`.
 public final class OutputSender {
     struct Item: Sendable {
         let fd: Int32
@@ -37,12 +36,12 @@ public final class OutputSender {
     /// What the thread and the loop share: the slices to write, in order, and the wake-up the
     /// thread sleeps on while there are none.
     private final class Shared: Sendable {
-        struct State {
+        struct State: Sendable {
             var queue: [Job] = []
             var stopping = false
         }
 
-        let state = Mutex(State())
+        let state = Locked(State())
         let work: Wakeup
 
         init() throws { work = try Wakeup() }

@@ -16,7 +16,7 @@ private let signalPipeWriteEnd = Atomic<Int32>(-1)
 /// non-blocking and closed on exec, so a child process never inherits them, and closed when the
 /// pipe goes (a later pipe takes the signals over; one that goes while newer ones exist leaves
 /// theirs alone).
-public final class SignalPipe {
+public final class SignalPipe: Sendable {
     public let readEnd: Int32
     let writeEnd: Int32
 

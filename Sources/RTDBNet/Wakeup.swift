@@ -11,7 +11,7 @@ import Darwin
 ///
 /// Wakes coalesce: a pipe that is full already wakes its reader, so `wake` drops a byte it cannot
 /// write, and `drain` empties the pipe whatever number of wakes it holds. Whoever is woken looks
-/// at shared state (under a `Mutex`) to learn why; the byte itself carries nothing.
+/// at shared state (under a lock) to learn why; the byte itself carries nothing.
 public final class Wakeup: Sendable {
     /// Readable while a wake is pending.
     public let readEnd: Int32

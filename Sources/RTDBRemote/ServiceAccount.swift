@@ -1,7 +1,6 @@
 import RTDBCore
 import RTDBNet
 import RTDBWire
-import Synchronization
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -31,7 +30,7 @@ public final class ServiceAccount: Sendable {
     let cacheFolder: String?
     let now: @Sendable () -> Int64
     /// The token in memory. Locked: one account may serve requests made on several threads.
-    let token = Mutex<(value: String, expiresAt: Int64)?>(nil)
+    let token = Locked<(value: String, expiresAt: Int64)?>(nil)
 
     public init(file: String, bytes: [UInt8], cacheFolder: String?, now: @escaping @Sendable () -> Int64) throws {
         self.file = file

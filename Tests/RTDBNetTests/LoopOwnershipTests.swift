@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -16,8 +15,8 @@ struct LoopOwnershipTests {
     @Test func tasksFromOtherThreadsRunOnTheLoopInTheOrderTheyCame() throws {
         let loop = try EventLoop()
         let handle = loop.handle
-        let ran = Mutex<[Int]>([])
-        let onLoop = Mutex<[Bool]>([])
+        let ran = Locked<[Int]>([])
+        let onLoop = Locked<[Bool]>([])
         let posted = DispatchSemaphore(value: 0)
         let poster = Thread {
             for i in 0..<100 {
@@ -56,7 +55,7 @@ struct LoopOwnershipTests {
         let loop = try EventLoop()
         #expect(loop.handle.inLoop)
         let handle = loop.handle
-        let elsewhere = Mutex<Bool?>(nil)
+        let elsewhere = Locked<Bool?>(nil)
         let done = DispatchSemaphore(value: 0)
         Thread {
             elsewhere.withLock { $0 = handle.inLoop }
@@ -65,7 +64,7 @@ struct LoopOwnershipTests {
         #expect(done.wait(timeout: .now() + 10) == .success)
         #expect(elsewhere.withLock { $0 } == false)
         // Handed over: now the other thread owns it and this one does not.
-        let moved = Mutex<Bool?>(nil)
+        let moved = Locked<Bool?>(nil)
         Thread {
             // (The loop object itself is not touched there: only its handle.)
             handle.claim()
