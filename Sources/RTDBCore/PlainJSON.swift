@@ -3,10 +3,11 @@
 /// text alone (it is stored by the streaming importer, `StreamingWrites`).
 ///
 /// "Plain" means that `JSONReader` and `Limits.validate` would accept the document and store
-/// exactly its leaves: an object at the top, every object non-empty, no arrays, no nulls, no
-/// key starting with `.` (no priorities, `.value` or server values), every key valid and
-/// appearing once in its object, strings under the length limit, paths within the depth
-/// limit. Anything else makes `isPlain` answer false, and the caller takes the ordinary path, which gives the document's own answer (its error, its normalized value).
+/// exactly its leaves: an object or an array at the top, every object and array non-empty, no
+/// nulls (an array's null would leave a gap in its indices), no key starting with `.` (no
+/// priorities, `.value` or server values), every key valid and appearing once in its object,
+/// strings under the length limit, paths within the depth limit. An array is stored as the
+/// object of its indices (`0`, `1`, …), which `JSONWriter` writes back as the same array. Anything else makes `isPlain` answer false, and the caller takes the ordinary path, which gives the document's own answer (its error, its normalized value).
 /// The answer to such a write, the stored value as JSON, is rendered from the text too
 /// (`render`).
 public enum PlainJSON {
@@ -14,7 +15,11 @@ public enum PlainJSON {
     public static func isPlain(_ json: UnsafeBufferPointer<UInt8>, depth: Int) -> Bool {
         var w = Checker(r: JSONReader(json))
         w.r.skipSpace()
-        guard w.r.peek() == UInt8(ascii: "{"), w.object(depth: depth) else { return false }
+        switch w.r.peek() {
+        case UInt8(ascii: "{"): guard w.object(depth: depth) else { return false }
+        case UInt8(ascii: "["): guard w.array(depth: depth) else { return false }
+        default: return false
+        }
         w.r.skipSpace()
         return w.r.i == w.r.end
     }
@@ -34,6 +39,23 @@ public enum PlainJSON {
     private static func renderValue(_ r: inout JSONReader, into out: inout [UInt8]) throws {
         switch r.peek() {
         case UInt8(ascii: "{"): try renderObject(&r, into: &out)
+        case UInt8(ascii: "["):
+            // Indices 0, 1, … in order, none missing: the stored object is written back as
+            // this array, element by element.
+            r.i += 1
+            out.append(UInt8(ascii: "["))
+            var first = true
+            while true {
+                r.skipSpace()
+                if !first { out.append(UInt8(ascii: ",")) }
+                first = false
+                try renderValue(&r, into: &out)
+                r.skipSpace()
+                let c = r.peek()
+                r.i += 1
+                if c == UInt8(ascii: "]") { break }
+            }
+            out.append(UInt8(ascii: "]"))
         case UInt8(ascii: "\""):
             // Without escapes the text is what JSONWriter writes (a plain document's strings
             // were checked as UTF-8 already, and hold no control characters).
@@ -243,6 +265,16 @@ public enum PlainJSON {
                 skipColon(&r)
                 if try skipValueEndsObject(&r) { return }
             }
+        case UInt8(ascii: "["):
+            r.i += 1
+            while true {
+                r.skipSpace()
+                try skipValue(&r)
+                r.skipSpace()
+                let c = r.peek()
+                r.i += 1
+                if c == UInt8(ascii: "]") { return }
+            }
         case UInt8(ascii: "\""): try r.skipString()
         case UInt8(ascii: "t"): try r.literal("true")
         case UInt8(ascii: "f"): try r.literal("false")
@@ -276,24 +308,50 @@ public enum PlainJSON {
                 guard r.peek() == UInt8(ascii: ":") else { return false }
                 r.i += 1
                 r.skipSpace()
-                guard r.i < r.end else { return false }
-                switch r.b[r.i] {
-                case UInt8(ascii: "{"):
-                    guard object(depth: depth + 1) else { return false }
-                case UInt8(ascii: "\""):
-                    guard let s = try? r.string(), s.utf8.count <= Limits.maxStringBytes else { return false }
-                case UInt8(ascii: "t"), UInt8(ascii: "f"):
-                    guard (try? r.literal(r.b[r.i] == UInt8(ascii: "t") ? "true" : "false")) != nil else { return false }
-                case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
-                    guard (try? r.number()) != nil else { return false }
-                default:
-                    return false   // null, an array, or not JSON
-                }
+                guard value(depth: depth) else { return false }
                 r.skipSpace()
                 let c = r.peek()
                 if c == UInt8(ascii: ",") { r.i += 1; continue }
                 if c == UInt8(ascii: "}") { r.i += 1; break }
                 return false
+            }
+            return true
+        }
+
+        /// One array (at `r.i`, the opening bracket), whose elements live `depth + 1` keys deep.
+        mutating func array(depth: Int) -> Bool {
+            if depth + 1 > Limits.maxDepth { return false }
+            r.i += 1
+            r.skipSpace()
+            if r.peek() == UInt8(ascii: "]") { return false }   // [] vanishes
+            while true {
+                r.skipSpace()
+                guard value(depth: depth) else { return false }
+                r.skipSpace()
+                let c = r.peek()
+                if c == UInt8(ascii: ",") { r.i += 1; continue }
+                if c == UInt8(ascii: "]") { r.i += 1; break }
+                return false
+            }
+            return true
+        }
+
+        /// One member's value or array element (at `r.i`), living `depth + 1` keys deep.
+        mutating func value(depth: Int) -> Bool {
+            guard r.i < r.end else { return false }
+            switch r.b[r.i] {
+            case UInt8(ascii: "{"):
+                return object(depth: depth + 1)
+            case UInt8(ascii: "["):
+                return array(depth: depth + 1)
+            case UInt8(ascii: "\""):
+                guard let s = try? r.string(), s.utf8.count <= Limits.maxStringBytes else { return false }
+            case UInt8(ascii: "t"), UInt8(ascii: "f"):
+                guard (try? r.literal(r.b[r.i] == UInt8(ascii: "t") ? "true" : "false")) != nil else { return false }
+            case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+                guard (try? r.number()) != nil else { return false }
+            default:
+                return false   // null, or not JSON
             }
             return true
         }

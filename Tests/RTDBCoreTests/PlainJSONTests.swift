@@ -30,6 +30,14 @@ struct PlainJSONTests {
         #"{"k\u00e9y":"v\n\"q\"","\u00e9":"\ud83d\ude00","z":"x"}"#,
         #"{"esc\u0041ped":"a\/b","t":"tab\there"}"#,
         #"{"n":{"m":{"o":{"p":"deep"}}},"a":{"1":true,"3":false}}"#,
+        // Arrays are stored as the objects of their indices and written back as the same arrays.
+        "[1,2]",
+        #"{"a":[1]}"#,
+        #"{"tags":["a","b"],"k":{"t":["z"]},"score":3}"#,
+        #"[{"n":1},{"n":2,"tags":["x"]}]"#,
+        #"{"a":["x",{"b":[true,[1,2.5,"q\n"]]}],"c":1}"#,
+        #"{"b":[ 1 , [ [ "deep" ] ] ],"a":{"0":[3],"1":[4]}}"#,
+        "[" + (0..<12).map(String.init).joined(separator: ",") + "]",
     ]
 
     @Test(arguments: plainDocuments)
@@ -39,8 +47,9 @@ struct PlainJSONTests {
     }
 
     static let notPlain = [
-        "1", #""s""#, "null", "[1,2]", "{}",
-        #"{"a":null}"#, #"{"a":{}}"#, #"{"a":[1]}"#, #"{"a":1,"a":2}"#, #"{"a":{"x":1},"a":{"y":2}}"#,
+        "1", #""s""#, "null", "{}", "[]", "[null]", "[1,null,3]",
+        #"{"a":null}"#, #"{"a":{}}"#, #"{"a":[]}"#, #"{"a":[1,null]}"#, #"{"a":[{}]}"#, #"{"a":[[]]}"#,
+        #"{"a":[1,]}"#, #"{"a":[1}"#, #"{"a":[{".priority":1,"x":2}]}"#, #"{"a":[1 2]}"#, #"{"a":1,"a":2}"#, #"{"a":{"x":1},"a":{"y":2}}"#,
         #"{".priority":1,"a":2}"#, #"{".value":1}"#, #"{"a":{".sv":"timestamp"}}"#, #"{"a/b":1}"#, #"{"a.b":1}"#,
         #"{"a":1"#, #"{"a":1}x"#, #"{"a":tru}"#, #"{"a":1e999}"#, #"{"a":"\ud800"}"#, #"{"\u00e9":1,"é":2}"#, #"{"esc\/aped":1}"#,
     ]
@@ -52,6 +61,12 @@ struct PlainJSONTests {
 
     @Test func depthCountsThePathWrittenAt() {
         let nested = String(repeating: #"{"k":"#, count: 5) + "1" + String(repeating: "}", count: 5)
+        #expect(plain(nested, depth: Limits.maxDepth - 5))
+        #expect(!plain(nested, depth: Limits.maxDepth - 4))
+    }
+
+    @Test func arraysCountInTheDepth() {
+        let nested = String(repeating: "[", count: 5) + "1" + String(repeating: "]", count: 5)
         #expect(plain(nested, depth: Limits.maxDepth - 5))
         #expect(!plain(nested, depth: Limits.maxDepth - 4))
     }
