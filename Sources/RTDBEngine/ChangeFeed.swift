@@ -11,11 +11,23 @@ public enum LoggedChange: Sendable {
 
 /// One entry of the change feed, in commit order.
 public struct FeedEntry: Sendable {
+    public enum Content: Sendable {
+        /// The write as it was made.
+        case recorded(LoggedChange)
+        /// Only the paths it touched: the write was too large to record (or was made by an
+        /// older release). Readers read the values they need (`change(of:at:)`), which may
+        /// include later writes.
+        case touched(TouchedPaths)
+    }
+
     public var seq: Int64
-    public var change: LoggedChange
-    /// False when the write was too large to record (or was made by an older release): the
-    /// values in `change` were then read after the fact and may include later writes.
-    public var exact: Bool
+    public var content: Content
+
+    /// True when the write itself was recorded.
+    public var exact: Bool {
+        if case .recorded = content { return true }
+        return false
+    }
 }
 
 /// The change feed: every write appends one `log` row holding the paths it touched (which the
@@ -112,9 +124,9 @@ extension EmbeddedDatabase {
                 if out.isEmpty && n != seq + 1 && seq > 0 { return ([], true) }
                 if sqlite3_column_type(s.handle, 4) != SQLITE_NULL,
                    let change = try EmbeddedDatabase.decodeChange(op: s.string(2), base: s.string(3), data: s.bytes(4)) {
-                    out.append(FeedEntry(seq: n, change: change, exact: true))
+                    out.append(FeedEntry(seq: n, content: .recorded(change)))
                 } else {
-                    out.append(FeedEntry(seq: n, change: try changeFromPaths(c, s.string(1)), exact: false))
+                    out.append(FeedEntry(seq: n, content: .touched(TouchedPaths(text: Array(s.bytes(1))))))
                 }
             }
             return (out, false)
@@ -161,19 +173,27 @@ extension EmbeddedDatabase {
         }
     }
 
-    /// A write known only by the paths it touched: their current values.
-    private func changeFromPaths(_ c: Connection, _ text: String) throws -> LoggedChange {
-        let paths = text.split(separator: "\n", omittingEmptySubsequences: false).map { EmbeddedDatabase.decodePath(String($0)) }
-        if paths.count == 1 { return .set(paths[0], try readExport(c, paths[0])) }
-        var base = paths[0].keys
-        for p in paths.dropFirst() {
-            var n = 0
-            while n < base.count, n < p.count, KeyOrder.same(base[n], p.keys[n]) { n += 1 }
-            base.removeSubrange(n...)
+    /// What `entry` changed, as far as a reader of `location` sees it (the root: all of it). A
+    /// recorded write is returned as it was made. For a touched one, the current values of the
+    /// touched paths near the location are read, and only those: nil when none is near; the
+    /// location's whole value as a set when a touched path covers it; else the paths below it,
+    /// as a set (one path) or an update (several), as the write was.
+    public func change(of entry: FeedEntry, at location: Path = .root) throws -> LoggedChange? {
+        switch entry.content {
+        case .recorded(let change):
+            return change
+        case .touched(let touched):
+            let near = touched.near(location)
+            if !near.covers && near.below.isEmpty { return nil }
+            return try reading(nil) { c -> LoggedChange? in
+                if near.covers { return .set(location, try readExport(c, location)) }
+                if near.count == 1 { return .set(near.below[0], try readExport(c, near.below[0])) }
+                // Entries relative to the write's base, or to the location when the base is above it.
+                let base = location.contains(near.base) ? near.base : location
+                return .update(base, try near.below.map { p in
+                    (path: Path(validatedKeys: Array(p.keys[base.count...])), value: try readExport(c, p))
+                })
+            }
         }
-        let basePath = Path(validatedKeys: base)
-        return .update(basePath, try paths.map { p in
-            (path: Path(validatedKeys: Array(p.keys[base.count...])), value: try readExport(c, p))
-        })
     }
 }

@@ -41,24 +41,14 @@ final class ServerStreams {
             return location.initialEvent
         }
 
-        /// Applies one committed write; returns the event to send, if any. Query views only note
-        /// that they must be read again (`touches`).
-        func apply(_ entry: FeedEntry) -> StreamEvent? {
+        /// Applies one committed write that concerns the view's location; returns the event to
+        /// send, if any. Query views are read again instead (`refreshQuery`). A write the feed
+        /// knows by its paths alone costs a read of what lies near the location, no more.
+        func apply(_ entry: FeedEntry) throws -> StreamEvent? {
             if entry.seq <= seq { return nil }
             seq = entry.seq
-            return location.apply(entry.change)
-        }
-
-        func touches(_ change: LoggedChange) -> Bool {
-            switch change {
-            case .set(let at, _): return at.contains(path) || path.contains(at)
-            case .update(let base, let entries):
-                if path.contains(base) { return true }
-                return entries.contains { e in
-                    let full = base.appending(e.path)
-                    return full.contains(path) || path.contains(full)
-                }
-            }
+            guard let change = try db.change(of: entry, at: path) else { return nil }
+            return location.apply(change)
         }
 
         /// Reads a query view again and returns its differences.
@@ -83,17 +73,33 @@ final class ServerStreams {
     }
 
     /// The views of one file, and how far its feed has been read. Opening or closing a stream
-    /// costs a hash look-up here, whatever the number of streams: a client that opens tens of
-    /// thousands of listens must not make each one dearer than the last.
+    /// costs a walk down its path, whatever the number of streams: a client that opens tens of
+    /// thousands of listens must not make each one dearer than the last; and a write visits
+    /// only the views at, above or below what it wrote (`ViewIndex`).
     final class FileViews {
-        /// Whole-location views by path, as bytes: String keys would merge canonically equal paths.
-        var plain: [[UInt8]: View] = [:]
-        var queries: [ObjectIdentifier: View] = [:]
+        let index = ViewIndex()
         /// The feed position the file has been read to.
         var seq: Int64
         init(seq: Int64) { self.seq = seq }
-        var isEmpty: Bool { plain.isEmpty && queries.isEmpty }
-        var all: [View] { Array(plain.values) + Array(queries.values) }
+        var isEmpty: Bool { index.isEmpty }
+        var all: [View] { index.all }
+
+        /// The views `entry` concerns, each once.
+        func views(concernedBy entry: FeedEntry) -> [View] {
+            var found = ViewIndex.Found()
+            switch entry.content {
+            case .recorded(.set(let at, _)):
+                index.collect(touching: at.keys.map { Array($0.utf8) }, into: &found)
+            case .recorded(.update(let base, let entries)):
+                for e in entries { index.collect(touching: base.appending(e.path).keys.map { Array($0.utf8) }, into: &found) }
+            case .touched(let touched):
+                touched.forEach { keys in
+                    index.collect(touching: keys, into: &found)
+                    return true
+                }
+            }
+            return found.list
+        }
     }
 
     private var byFile: [String: FileViews] = [:]
@@ -105,11 +111,9 @@ final class ServerStreams {
 
     init() {}
 
-    static func key(_ path: Path) -> [UInt8] {
-        Array(path.unrooted.utf8)
-    }
-
     var isEmpty: Bool { byFile.isEmpty }
+    /// The views of `file`, if streams follow it.
+    func views(of file: String) -> FileViews? { byFile[file] }
     /// The files that streams follow.
     var files: [String] { Array(byFile.keys) }
     /// True when a stream follows `file` (it must stay open).
@@ -130,14 +134,14 @@ final class ServerStreams {
         let view: View
         if let query, !query.isUnfiltered {
             view = try View(file: file, db: db, path: path, query: query)
-        } else if let existing = views?.plain[ServerStreams.key(path)] {
+        } else if let existing = views?.index.plain(at: path) {
             view = existing
         } else {
             view = try View(file: file, db: db, path: path, query: nil)
         }
         let group = views ?? FileViews(seq: view.seq)
         if views == nil { byFile[file] = group }
-        if view.query != nil { group.queries[ObjectIdentifier(view)] = view } else { group.plain[ServerStreams.key(path)] = view }
+        if view.subscribers.isEmpty { group.index.insert(view) }
         if view.subscribers.updateValue(sub, forKey: sub.id) == nil { count += 1 }
         sub.view = view
         return view.initialEvent
@@ -148,11 +152,7 @@ final class ServerStreams {
         sub.view = nil
         if view.subscribers.removeValue(forKey: sub.id) != nil { count -= 1 }
         guard view.subscribers.isEmpty, let group = byFile[view.file] else { return }
-        if view.query != nil {
-            group.queries[ObjectIdentifier(view)] = nil
-        } else {
-            group.plain[ServerStreams.key(view.path)] = nil
-        }
+        group.index.remove(view)
         if group.isEmpty { byFile[view.file] = nil }
     }
 
@@ -165,31 +165,27 @@ final class ServerStreams {
     func pump(file: String, db: EmbeddedDatabase) throws {
         guard let group = byFile[file] else { return }
         var position = group.seq
-        var views: [View]? = nil
         while true {
             let (entries, gap) = try db.feed(after: position, max: 1_000)
             if entries.isEmpty && !gap { break }
-            let list = views ?? group.all
-            views = list
             if gap {
+                let list = group.all
                 for v in list { if let e = try v.resynchronise() { broadcast(v, e) } }
                 position = try db.latestSeq()
                 for v in list { v.seq = max(v.seq, position) }
                 break
             }
-            var dirtyQueries: [View] = []
+            var dirtyQueries = ViewIndex.Found()
             for entry in entries {
-                for v in list {
+                for v in group.views(concernedBy: entry) {
                     if v.query != nil {
-                        if entry.seq > v.seq, v.touches(entry.change), !dirtyQueries.contains(where: { $0 === v }) {
-                            dirtyQueries.append(v)
-                        }
-                    } else if let e = v.apply(entry) {
+                        if entry.seq > v.seq { dirtyQueries.add([v]) }
+                    } else if let e = try v.apply(entry) {
                         broadcast(v, e)
                     }
                 }
             }
-            for v in dirtyQueries { if let e = try v.refreshQuery() { broadcast(v, e) } }
+            for v in dirtyQueries.list { if let e = try v.refreshQuery() { broadcast(v, e) } }
             if let last = entries.last { position = last.seq }
             if entries.count < 1_000 { break }
         }

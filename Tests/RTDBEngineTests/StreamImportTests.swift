@@ -195,7 +195,7 @@ import RTDBCore
         let feed = try t.db.feed(after: before)
         #expect(feed.entries.count == 1)
         #expect(feed.entries.first?.exact == false)
-        if case .set(let p, let v)? = feed.entries.first?.change {
+        if let first = feed.entries.first, case .set(let p, let v)? = try t.db.change(of: first) {
             #expect(p.description == "/target")
             #expect(JSONWriter.string(v) == #"{"a":1}"#)
         } else {
