@@ -40,17 +40,58 @@ def put_raw(server, target, body, timeout=120):
 
 
 def test_a_huge_write_stalls_no_reader_and_costs_little_memory(server):
+    huge_write_stalls_no_reader(server, document(190_000))
+
+
+def array_document(entries):
+    """Children with an array each: {"name": …, "score": i, "tags": ["a", "b"]}."""
+    return ("{" + ",".join('"k%07d":{"name":"%s","score":%d,"tags":["a","b"]}' % (i, "n" * 90, i)
+                           for i in range(entries)) + "}").encode()
+
+
+def test_a_huge_write_with_arrays_is_streamed_too(server):
+    huge_write_stalls_no_reader(server, array_document(190_000))
+
+
+def test_a_stream_elsewhere_does_not_make_a_huge_write_stall_anyone(server):
+    """The stream's view reads nothing of a write that is not near its location: finding the
+    events costs what listeners watch, not the size of the value written."""
+    with Stream(server, "/elsewhere.json") as stream:
+        assert stream.events(1) == [("put", '{"path":"/","data":null}')]
+        huge_write_stalls_no_reader(server, document(190_000))
+        # The next write near the stream is its next event: nothing came of the huge one.
+        assert http(server, "PUT", "/elsewhere.json", 5).status == 200
+        assert stream.events(1, timeout=30) == [("put", '{"path":"/","data":5}')]
+
+
+def test_a_huge_patch_with_a_stream_elsewhere_stalls_no_reader(server):
     assert http(server, "PUT", "/probe.json", {"ok": True}).status == 200
-    body = document(190_000)   # 24 MiB: big enough to take seconds in a debug build
-    assert len(body) > 20 * MiB
-    before_kb = server.rss_kb()
-    result = {}
+    body = ("{" + ",".join('"c%07d":%d' % (i, i) for i in range(300_000)) + "}").encode()
+    with Stream(server, "/elsewhere.json") as stream, Stream(server, "/m/c0000012.json") as one:
+        assert stream.events(1) == [("put", '{"path":"/","data":null}')]
+        assert one.events(1) == [("put", '{"path":"/","data":null}')]
+        result = {}
 
-    def write():
-        result["response"] = put_raw(server, "/big.json", body)
+        def write():
+            with server.connect(120) as sock:
+                sock.sendall(request_bytes("PATCH", "/m.json", body, {"Connection": "close"}))
+                result["response"] = Reader(sock).read_response("PATCH")
 
-    writer = threading.Thread(target=write, daemon=True)
-    writer.start()
+        writer = threading.Thread(target=write, daemon=True)
+        writer.start()
+        worst, count = probe_while(server, writer)
+        assert result["response"].status == 200, result["response"]
+        assert count >= 3, "the patch ended before the reads could overlap it (%d reads)" % count
+        assert worst < 0.75, "a small read waited %.3f s during the huge patch" % worst
+        # The stream on one child hears of its child alone.
+        assert one.events(1, timeout=30) == [("put", '{"path":"/","data":12}')]
+        assert http(server, "PUT", "/elsewhere.json", 5).status == 200
+        assert stream.events(1, timeout=30) == [("put", '{"path":"/","data":5}')]
+
+
+def probe_while(server, writer):
+    """GETs /probe.json every 20 ms while `writer` runs; the slowest answer, in seconds, and
+    how many reads overlapped the write."""
     worst, count = 0.0, 0
     while writer.is_alive() and count < 2000:
         started = time.monotonic()
@@ -60,6 +101,21 @@ def test_a_huge_write_stalls_no_reader_and_costs_little_memory(server):
         count += 1
         time.sleep(0.02)
     writer.join(120)
+    return worst, count
+
+
+def huge_write_stalls_no_reader(server, body):
+    assert http(server, "PUT", "/probe.json", {"ok": True}).status == 200
+    assert len(body) > 20 * MiB
+    before_kb = server.rss_kb()
+    result = {}
+
+    def write():
+        result["response"] = put_raw(server, "/big.json", body)
+
+    writer = threading.Thread(target=write, daemon=True)
+    writer.start()
+    worst, count = probe_while(server, writer)
     response = result["response"]
     assert response.status == 200, response
     assert count >= 3, "the write ended before the reads could overlap it (%d reads)" % count
@@ -71,7 +127,7 @@ def test_a_huge_write_stalls_no_reader_and_costs_little_memory(server):
     # The answer is the stored value, as any read renders it.
     stored = http(server, "GET", "/big.json", timeout=60)
     assert response.body == stored.body
-    assert json.loads(stored.body)["k0000007"] == {"n": 7, "s": "x" * 100}
+    assert json.loads(stored.body)["k0000007"] == json.loads(body)["k0000007"]
 
 
 PADDING = "p" * (MiB + 10)
@@ -81,7 +137,9 @@ SHAPES = {
     "integer keys": {"10": 1, "9": 2, "-1": 3, "01": 4, "pad": PADDING},
     "array-like objects": {"list": {"0": "a", "1": "b", "3": "d"}, "sparse": {"0": 1, "9": 2}, "pad": PADDING},
     "numbers": {"a": 1.50, "b": 1e3, "c": 12345678901234567890, "d": -0.0, "e": 0.1, "pad": PADDING},
-    "nulls and arrays (not plain)": {"a": None, "b": [1, None, 3], "c": {}, "pad": PADDING},
+    "arrays": {"tags": ["a", "b"], "nested": [[1, 2], [3, [True, "x"]]], "objs": [{"a": 1}, {"b": [2]}],
+               "pad": PADDING, "list": [{"name": "n", "tags": ["t"]}]},
+    "nulls and arrays (not plain)": {"a": None, "b": [1, None, 3], "c": {}, "d": [], "pad": PADDING},
     "priorities (not plain)": {"a": {".value": 1, ".priority": 2}, "pad": PADDING},
 }
 
