@@ -28,7 +28,7 @@ import Darwin
 /// that waits up to the timeout. Each public call is one transaction.
 public final class EmbeddedDatabase: Database {
     public let file: String
-    let timeoutSeconds: Double
+    public let timeoutSeconds: Double
     let clock: @Sendable () -> Int64
     var pushIDs: PushIDGenerator
     /// How often an observer polls for commits where the system delivers no file-change

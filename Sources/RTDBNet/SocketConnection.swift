@@ -13,7 +13,9 @@ import Darwin
 /// a plain socket's output is handed to the sender's thread instead; until it comes back, later
 /// output waits behind it and the descriptor stays open. Back-pressure is explicit: with an
 /// `outputLimit`, a peer that lets more than that many bytes pile up (a stream client that does
-/// not read) is closed rather than allowed to grow memory without bound.
+/// not read) is closed when more is sent to it, rather than allowed to grow memory without
+/// bound. What was waiting before a send counts, not the send itself: one event larger than
+/// the limit (a stream on the path of a huge write) still goes out whole.
 ///
 /// Ownership: the connection is its loop's (debug builds check the thread); the loop holds it
 /// while it is watched, its owner after. Closing is a state, not a deallocation: callbacks are
@@ -114,6 +116,11 @@ public final class SocketConnection: EventHandler {
     public func send(_ bytes: [UInt8], andClose: Bool = false) {
         assertOnLoop()
         if closed { return }
+        if let limit = outputLimit, pendingOutput > limit {
+            // A peer that stopped reading: drop it rather than grow without bound.
+            close()
+            return
+        }
         if andClose { closing = true }
         if handedOff == nil && !holding && queued == 0, let sender, sender.isGathering, case .plain(let fd) = io {
             handedOff = bytes
@@ -122,7 +129,6 @@ public final class SocketConnection: EventHandler {
         }
         if holding || handedOff != nil {
             out.append(contentsOf: bytes)
-            if let limit = outputLimit, pendingOutput > limit { close() }
             return
         }
         if queued == 0 {
@@ -142,11 +148,6 @@ public final class SocketConnection: EventHandler {
             }
         } else {
             out.append(contentsOf: bytes)
-        }
-        if let limit = outputLimit, pendingOutput > limit {
-            // A peer that stopped reading: drop it rather than grow without bound.
-            close()
-            return
         }
         watchWritable(true)
     }

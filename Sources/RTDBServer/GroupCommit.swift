@@ -92,7 +92,13 @@ final class GroupCommit {
     var isEmpty: Bool { writes.isEmpty && disconnects.isEmpty }
 
     /// Something is submitted and may run now.
-    var canRun: Bool { !isEmpty && !detachedRunning && retryAt.map { clock() >= $0 } ?? true }
+    var canRun: Bool { !isEmpty && !detachedRunning && eventsBuilding == 0 && retryAt.map { clock() >= $0 } ?? true }
+
+    /// Events of a large write are being built away from the loop (`EventBuilder`): batches
+    /// wait, so that what the builder reads is the data as that write left it.
+    private(set) var eventsBuilding = 0
+    func holdForEvents() { eventsBuilding += 1 }
+    func eventsBuilt() { eventsBuilding -= 1 }
 
     /// After a batch found a file locked: in how many milliseconds it may run again, once (the
     /// loop sets a timer for it; nil when there is nothing new to wait for).

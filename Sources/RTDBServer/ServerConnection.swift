@@ -368,7 +368,10 @@ final class ServerConnection {
         let idle = core.options.idleTimeoutMillis
         switch role {
         case .stream(let s):
-            switch s.sweep(quietFor: now - link.lastOutput, keepAliveMillis: core.options.keepAliveMillis,
+            // A stream still being sent what it is owed is not quiet: no keep-alive behind it
+            // (which would also count against its output limit).
+            let quiet = link.pendingOutput > 0 ? 0 : now - link.lastOutput
+            switch s.sweep(quietFor: quiet, keepAliveMillis: core.options.keepAliveMillis,
                            expired: { self.core.rest.expired($0, seconds) }) {
             case .send(let bytes)?: link.send(bytes)
             case .end(let bytes)?: endStream(s, bytes)

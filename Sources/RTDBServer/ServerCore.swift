@@ -62,6 +62,7 @@ final class ServerCore {
         self.commit = GroupCommit(storage: namespaces)
         self.detached = DetachedWrites(loop: loop)
         streams.deliver = { [weak self] subs, event in self?.deliver(subs, event) }
+        streams.builder = EventBuilder(loop: loop, holding: commit)
         namespaces.keepOpen = { [weak streams] f in streams?.follows(f) ?? false }
     }
 
@@ -192,35 +193,14 @@ final class ServerCore {
         }
     }
 
-    /// Sends a commit's event to its subscribers, encoding it once per protocol and location.
-    func deliver(_ subs: [StreamSubscriber], _ event: StreamEvent) {
-        // The two SSE forms (with and without priorities) are kept in two variables, not a
-        // dictionary keyed by a Bool: with a thousand subscribers, hashing the key twice for each
-        // cost more than the rest of the delivery. The connection table is read once.
-        var plainFrame: [UInt8]? = nil
-        var exportFrame: [UInt8]? = nil
-        var pushes: [[UInt8]: [[UInt8]]] = [:]
+    /// Sends a commit's event to its subscribers, encoding it once per protocol and location
+    /// (`PreparedEvent`, which may hold the bytes already). The connection table is read once.
+    func deliver(_ subs: [StreamSubscriber], _ event: PreparedEvent) {
+        var prepared = event
         let connections = self.connections
         for sub in subs {
             guard let c = connections[sub.connID] else { continue }
-            switch sub.kind {
-            case .sse(let export):
-                let bytes: [UInt8]
-                if export {
-                    bytes = exportFrame ?? event.sseFrame(export: true)
-                    exportFrame = bytes
-                } else {
-                    bytes = plainFrame ?? event.sseFrame(export: false)
-                    plainFrame = bytes
-                }
-                c.link.send(bytes)
-            case .realtime(let location, let tag):
-                let key = RealtimeSession.listenKey(location, tag)
-                let frames = pushes[key] ?? RealtimeFraming.frames(RealtimeMessage.push(RealtimePush(event, at: location, tag: tag)).encode())
-                    .map { WebSocket.frame(.text, $0) }
-                pushes[key] = frames
-                for f in frames { c.link.send(f) }
-            }
+            prepared.each(for: sub.kind) { c.link.send($0) }
         }
     }
 

@@ -80,6 +80,8 @@ final class ServerStreams {
         let index = ViewIndex()
         /// The feed position the file has been read to.
         var seq: Int64
+        /// The events of an entry are being built away from the loop: the feed waits.
+        var building = false
         init(seq: Int64) { self.seq = seq }
         var isEmpty: Bool { index.isEmpty }
         var all: [View] { index.all }
@@ -107,7 +109,10 @@ final class ServerStreams {
     /// Open subscribers, counted as they open and close.
     private(set) var count = 0
     /// Sends one event to subscribers, each in its own protocol (set by the server).
-    var deliver: ([StreamSubscriber], StreamEvent) -> Void = { _, _ in }
+    var deliver: ([StreamSubscriber], PreparedEvent) -> Void = { _, _ in }
+    /// Builds the events of huge writes away from the loop (set by the server; without one
+    /// they are built in place).
+    var builder: EventBuilder? = nil
 
     init() {}
 
@@ -157,39 +162,75 @@ final class ServerStreams {
     }
 
     private func broadcast(_ view: View, _ event: StreamEvent) {
-        deliver(Array(view.subscribers.values), event)
+        deliver(Array(view.subscribers.values), PreparedEvent(event))
     }
 
     /// Reads the file's new commits and sends their events, in commit order. With nothing new
-    /// it costs one look-up in the feed, whatever the number of views.
+    /// it costs one look-up in the feed, whatever the number of views. A write known by its
+    /// paths alone that a whole-location view must read back is built away from the loop
+    /// (`EventBuilder`, when the server gave one): the feed of that file stops there until the
+    /// events are built, and goes on from the next entry.
     func pump(file: String, db: EmbeddedDatabase) throws {
-        guard let group = byFile[file] else { return }
+        guard let group = byFile[file], !group.building else { return }
         var position = group.seq
+        defer { group.seq = position }
         while true {
             let (entries, gap) = try db.feed(after: position, max: 1_000)
-            if entries.isEmpty && !gap { break }
+            if entries.isEmpty && !gap { return }
             if gap {
                 let list = group.all
                 for v in list { if let e = try v.resynchronise() { broadcast(v, e) } }
                 position = try db.latestSeq()
                 for v in list { v.seq = max(v.seq, position) }
-                break
+                return
             }
             var dirtyQueries = ViewIndex.Found()
+            defer { for v in dirtyQueries.list { if let e = try? v.refreshQuery() { broadcast(v, e) } } }
             for entry in entries {
-                for v in group.views(concernedBy: entry) {
+                let concerned = group.views(concernedBy: entry)
+                if let builder, case .touched = entry.content,
+                   case let plain = concerned.filter({ $0.query == nil && entry.seq > $0.seq }), !plain.isEmpty {
+                    for v in concerned where v.query != nil && entry.seq > v.seq { dirtyQueries.add([v]) }
+                    position = entry.seq
+                    build(entry, for: plain, in: group, file: file, db: db, with: builder)
+                    return
+                }
+                for v in concerned {
                     if v.query != nil {
                         if entry.seq > v.seq { dirtyQueries.add([v]) }
                     } else if let e = try v.apply(entry) {
                         broadcast(v, e)
                     }
                 }
+                position = entry.seq
             }
-            for v in dirtyQueries.list { if let e = try v.refreshQuery() { broadcast(v, e) } }
-            if let last = entries.last { position = last.seq }
-            if entries.count < 1_000 { break }
+            if entries.count < 1_000 { return }
         }
-        group.seq = position
+    }
+
+    /// Hands `entry` to the builder for `views`; when it is done, gives each view its value and
+    /// its subscribers their bytes, and pumps the file again.
+    private func build(_ entry: FeedEntry, for views: [View], in group: FileViews, file: String, db: EmbeddedDatabase,
+                       with builder: EventBuilder) {
+        group.building = true
+        let request = EventBuilder.Request(file: file, timeoutSeconds: db.timeoutSeconds, entry: entry, views: views.map { v in
+            EventBuilder.ViewState(path: v.path, location: v.location, kinds: v.subscribers.values.map(\.kind))
+        })
+        builder.start(request) { [weak self, weak group] outcomes in
+            guard let self, let group else { return }
+            group.building = false
+            for (v, outcome) in zip(views, outcomes) where !v.subscribers.isEmpty && entry.seq > v.seq {
+                v.seq = entry.seq
+                switch outcome {
+                case .built(let location, let prepared):
+                    v.location = location
+                    if let prepared { self.deliver(Array(v.subscribers.values), prepared) }
+                case .failed:
+                    if let e = try? v.resynchronise() { self.broadcast(v, e) }
+                }
+            }
+            try? self.pump(file: file, db: db)
+        }
     }
 }
 

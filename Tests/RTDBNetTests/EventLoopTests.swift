@@ -157,6 +157,22 @@ struct ConnectionTests {
         #expect(sent < 64 << 20)
     }
 
+    /// The limit is on what waits when more is sent: one event larger than it (a stream on the
+    /// path of a huge write) goes out whole; the next one finds it still waiting and drops
+    /// the peer.
+    @Test func oneSendLargerThanTheLimitGoesOutWhole() throws {
+        let loop = try EventLoop()
+        let (mine, peer) = pair()
+        defer { close(peer) }
+        let c = try SocketConnection(io: .plain(mine), loop: loop)
+        c.outputLimit = 1 << 20
+        c.send([UInt8](repeating: 0x62, count: 8 << 20))
+        #expect(!c.closed)
+        #expect(c.pendingOutput > 1 << 20)
+        c.send(Array("next".utf8))
+        #expect(c.closed)
+    }
+
     @Test func thePeerHangingUpClosesTheConnection() throws {
         let loop = try EventLoop()
         let (mine, peer) = pair()

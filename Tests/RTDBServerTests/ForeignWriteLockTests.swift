@@ -34,31 +34,6 @@ import RTDBNet
         func wait() { process.waitUntilExit() }
     }
 
-    /// One HTTP/1.1 exchange on a kept-alive connection: the status and the body.
-    func exchange(_ stream: TCPStream, _ method: String, _ path: String, _ body: String = "") throws -> (Int, String) {
-        let text = "\(method) \(path) HTTP/1.1\r\nHost: x\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)"
-        try Array(text.utf8).withUnsafeBytes { try stream.write($0, timeoutMillis: 30_000) }
-        var got: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 65_536)
-        while true {
-            let n = try buffer.withUnsafeMutableBytes { try stream.read(into: $0, timeoutMillis: 30_000) }
-            if n == 0 { throw NetError.system("read", 0) }
-            got += buffer[0..<n]
-            let all = String(decoding: got, as: UTF8.self)
-            guard let headEnd = all.range(of: "\r\n\r\n") else { continue }
-            let head = all[..<headEnd.lowerBound]
-            let length = head.split(separator: "\r\n").first { $0.lowercased().hasPrefix("content-length:") }
-                .flatMap { Int($0.split(separator: ":")[1].trimmingCharacters(in: .whitespaces)) } ?? 0
-            let rest = all[headEnd.upperBound...]
-            if rest.utf8.count < length { continue }
-            return (Int(head.split(separator: " ")[1]) ?? 0, String(rest))
-        }
-    }
-
-    func connect(_ server: Server) throws -> TCPStream {
-        try TCPStream.connect(host: "127.0.0.1", port: server.port, timeoutMillis: 5_000)
-    }
-
     /// A server on a fresh file that holds `/seed`, run for `body`.
     func withServer(timeoutSeconds: Double, _ body: (Server, String) throws -> Void) throws {
         try withServerOnFreshFile(timeoutSeconds: timeoutSeconds) { server, file in
@@ -102,7 +77,7 @@ import RTDBNet
             defer { pending.done.signal() }
             guard let s = try? TCPStream.connect(host: "127.0.0.1", port: port, timeoutMillis: 5_000) else { return }
             defer { s.close() }
-            if let answer = try? self.exchange(s, "PUT", path, body) {
+            if let answer = try? exchange(s, "PUT", path, body) {
                 pending.answer = answer
                 pending.answeredAt = Date()
             }

@@ -29,7 +29,7 @@ final class RealtimeBench {
         session = RealtimeSession(id: "session1", namespace: "demo", host: "127.0.0.1:9555", credentials: RealtimeSession.anonymous)
         streams.deliver = { [unowned self] subs, event in
             for case .realtime(let location, let tag) in subs.map(\.kind) {
-                self.delivered.append(Self.text(.push(RealtimePush(event, at: location, tag: tag))))
+                self.delivered.append(Self.text(.push(RealtimePush(event.event, at: location, tag: tag))))
             }
         }
     }

@@ -26,7 +26,7 @@ private func p(_ s: String) -> Path { (try? Path(s)) ?? Path(validatedKeys: ["<<
             db = EmbeddedDatabase(file: file, timeoutSeconds: 5)
             _ = try db.set(p("/seed"), .int(1))
             streams.deliver = { [weak self] subs, event in
-                for s in subs { self?.sent[s.id, default: []].append("\(event.name) \(event.data)") }
+                for s in subs { self?.sent[s.id, default: []].append("\(event.event.name) \(event.event.data)") }
             }
         }
 
