@@ -22,8 +22,8 @@ public final class ServerNamespaces: NamespaceProvider {
     private var open: [String: EmbeddedDatabase] = [:]
     /// When each open file was last asked for (a counter, not a clock: only the order counts).
     private var lastUsed: [String: UInt64] = [:]
-    /// The identities of open files (rulesScope), forgotten when a file closes.
-    private var identities: [String: FileIdentity] = [:]
+    /// The rules scopes of open files by their identity (rulesScope), forgotten when a file closes.
+    private var identityScopes: [String: String] = [:]
     private var useCounter: UInt64 = 0
     /// Open files past which the least recently used one closes.
     public var maxOpenFiles = 64
@@ -87,15 +87,16 @@ public final class ServerNamespaces: NamespaceProvider {
     public func rulesScope(of ns: String) -> String {
         let f = path(of: ns)
         if folder != nil && !ServerNamespaces.isValidName(ns) { return f }
-        return identity(of: f)?.description ?? f
+        return identityScope(of: f) ?? f
     }
 
-    /// The identity of the file at `path`: remembered while the file is open (a lookup then
-    /// costs no system call), asked of the file system otherwise.
-    private func identity(of path: String) -> FileIdentity? {
-        if let known = identities[path] { return known }
-        guard let found = FileIdentity(path: path) else { return nil }
-        if open[path] != nil { identities[path] = found }
+    /// The scope of the file at `path` by its identity; nil when there is no file. Remembered
+    /// while the file is open (every request asks it, several times: then it costs no system
+    /// call and makes no string), asked of the file system otherwise.
+    private func identityScope(of path: String) -> String? {
+        if let known = identityScopes[path] { return known }
+        guard let found = FileIdentity(path: path)?.description else { return nil }
+        if open[path] != nil { identityScopes[path] = found }
         return found
     }
 
@@ -103,14 +104,14 @@ public final class ServerNamespaces: NamespaceProvider {
     /// is no such file (then nothing is opened or created).
     public func storedRules(of ns: String) throws -> (scope: String, text: String?)? {
         if folder != nil && !ServerNamespaces.isValidName(ns) { return nil }
-        guard let id = identity(of: path(of: ns)) else { return nil }
-        return (id.description, try StoredRules.read(embedded(ns)))
+        guard let scope = identityScope(of: path(of: ns)) else { return nil }
+        return (scope, try StoredRules.read(embedded(ns)))
     }
 
     /// Stores `text` as the rules of the file `ns` reaches, creating the file if need be.
     public func storeRules(_ text: String, of ns: String) throws {
         try StoredRules.write(text, to: embedded(ns))
-        identities[path(of: ns)] = nil   // the file may have just been made
+        identityScopes[path(of: ns)] = nil   // the file may have just been made
     }
 
     public func database(_ ns: String) throws -> Database {
@@ -157,7 +158,7 @@ public final class ServerNamespaces: NamespaceProvider {
         // Dropping the last reference closes the SQLite connection and its descriptors.
         open[victim] = nil
         lastUsed[victim] = nil
-        identities[victim] = nil
+        identityScopes[victim] = nil
     }
 
     /// Runs `body` with the reads of every open file sharing one transaction per file
