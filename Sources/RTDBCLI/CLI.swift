@@ -11,6 +11,8 @@ public enum CLI {
     /// Runs with the process's own arguments, read as bytes so that an argument that is not
     /// valid UTF-8 is refused rather than silently repaired.
     public static func main(argc: Int32, argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>) -> Int32 {
+        // Secrets in the arguments: started again without them (returns when it is not).
+        HiddenArguments.reexecWithoutSecrets(argc: argc, argv: argv)
         var args: [String] = []
         var invalid: Set<Int> = []
         for i in 1..<Int(max(argc, 1)) {
@@ -23,6 +25,14 @@ public enum CLI {
                 args.append(String(decoding: bytes, as: UTF8.self))
             }
         }
+        do {
+            try HiddenArguments.restore(&args, invalid: &invalid)
+        } catch let e as RTDBError {
+            Diagnostics.report(e)
+            return e.code.exitStatus
+        } catch {
+            return 1
+        }
         hideSecrets(argc: argc, argv: argv)
         return main(args, invalid: invalid)
     }
@@ -30,10 +40,12 @@ public enum CLI {
     /// Options whose value is a secret.
     static let secretOptions = [Global.auth.long, Global.accessToken.long, ServeCommand.secret.long]
 
-    /// Hides the values of `--auth`, `--access-token` and `--secret` in the process's own argument memory
-    /// (after they were copied), so `ps` and /proc/PID/cmdline show `***`, not the token, nor
-    /// its length: the arguments from the first secret on are written again, packed, with each
-    /// secret as `***`, and the bytes left over at the end become NULs. Where the arguments do
+    /// Where `HiddenArguments` could not start the program again without its secrets:
+    /// hides the values of `--auth`, `--access-token` and `--secret` in the process's own argument memory
+    /// (after they were copied), so `ps` shows `***`, not the token: the arguments from the
+    /// first secret on are written again, packed, with each secret as `***`, and the bytes left
+    /// over at the end become NULs (which /proc/PID/cmdline still counts: its length follows
+    /// the original arguments, hence the new start where possible). Where the arguments do
     /// not lie packed one after another (the kernel always packs them), each secret becomes a
     /// lone `*` followed by NULs instead.
     static func hideSecrets(argc: Int32, argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>) {

@@ -74,27 +74,6 @@ public struct RemoteTarget: Sendable, Equatable {
         (secure ? "https://" : "http://") + hostHeader + (emulator ? "?ns=\(namespace)" : "")
     }
 
-    /// `url` as an error message may show it: user information and the values of credential
-    /// parameters (`auth`, `access_token`) become `***`, whatever their length.
-    public static func redacted(_ url: String) -> String {
-        var out = url
-        // user:password@ in the authority (before the first '/', '?' or '#' after the scheme).
-        if let colon = out.firstIndex(of: ":"), out[colon...].hasPrefix("://") {
-            let start = out.index(colon, offsetBy: 3)
-            let authorityEnd = out[start...].firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? out.endIndex
-            if let at = out[start..<authorityEnd].lastIndex(of: "@") {
-                out.replaceSubrange(start..<at, with: "***")
-            }
-        }
-        guard let q = out.firstIndex(of: "?") else { return out }
-        let params = out[out.index(after: q)...].split(separator: "&", omittingEmptySubsequences: false).map { p -> String in
-            let name = p.split(separator: "=", maxSplits: 1).first.map { ascii(lowercased: String($0)) } ?? ""
-            guard name == "auth" || name == "access_token", p.contains("=") else { return String(p) }
-            return String(p.prefix { $0 != "=" }) + "=***"
-        }
-        return String(out[...q]) + params.joined(separator: "&")
-    }
-
     /// `url` as a target; a usage error naming `source` (and the URL, redacted) when it is not
     /// one of the accepted shapes.
     public static func parse(_ url: String, from source: URLSource = .option, emulatorHost: String? = nil) throws -> RemoteTarget {
@@ -135,7 +114,7 @@ public struct RemoteTarget: Sendable, Equatable {
             let params: [(name: String, value: String)]
             do { params = try PercentCoding.parseQuery(String(query)) } catch { throw bad("its query string is malformed") }
             for p in params {
-                guard p.name == "ns" else { throw bad("unknown URL parameter \(Limits.quote(p.name)) (only ns is allowed)") }
+                guard p.name == "ns" else { throw bad("unknown URL parameter \(Limits.quote(redactedName(p.name))) (only ns is allowed)") }
                 namespace = p.value
             }
             if let ns = namespace, !validNamespace(ns) { throw bad("ns must be a non-empty name of letters, digits, - and _") }

@@ -67,6 +67,10 @@ public final class RuleSet: Sendable {
         (try? RuleSet(#"{"rules":{".read":true,".write":true}}"#)) ?? RuleSet(empty: ())
     }()
 
+    /// Nothing allowed (to anyone but the admin): what a server enforces when the rules it
+    /// should enforce cannot be read, failing closed rather than open.
+    public static let closed = RuleSet(empty: ())
+
     private init(empty: ()) {
         source = "{\"rules\":{}}"
         document = .object([], Position(line: 1, column: 1))

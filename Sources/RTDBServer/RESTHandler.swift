@@ -47,6 +47,9 @@ public final class RESTHandler {
     /// Rules put at run time, by the data they govern (`NamespaceProvider.rulesScope`): they
     /// replace `security.rules` for every namespace that names that data.
     var namespaceRules: [String: RuleSet] = [:]
+    /// The scopes whose stored rules were read (into `namespaceRules`, when they had some): a
+    /// file's are read once, when the server first needs its rules (RESTRules.swift).
+    var storedRulesRead: Set<String> = []
     /// Called with the namespace after its rules change (the server re-checks its streams).
     public var onRulesChanged: ((String) -> Void)?
     /// Milliseconds since the Unix epoch: the rules' `now` and the writes' timestamps.
@@ -69,6 +72,7 @@ public final class RESTHandler {
         let h = RESTHandler(provider: provider, secret: secret)
         h.security = security
         h.namespaceRules = namespaceRules
+        h.storedRulesRead = storedRulesRead
         h.clock = clock
         // A generator of its own (a copy would continue this one's sequence and could repeat
         // a key made here in the same millisecond).

@@ -132,11 +132,30 @@ extension RESTHandler {
     var hasRules: Bool { security.rules != nil || !namespaceRules.isEmpty }
 
     /// The rules in force for `namespace` (nil: none loaded): those last set for the data it
-    /// names, under whatever name they were set.
+    /// names, under whatever name they were set, or else those stored with it by an earlier
+    /// run, unless rules were given at start (`--rules` wins over stored ones).
     func rules(for namespace: String) -> RuleSet? {
+        let readsStored = security.rules == nil
         // Rules set for no data in particular (`--rules` alone): no name to look up.
-        if namespaceRules.isEmpty { return security.rules }
-        return namespaceRules[provider.rulesScope(of: namespace)] ?? security.rules
+        if namespaceRules.isEmpty && !readsStored { return security.rules }
+        var scope = provider.rulesScope(of: namespace)
+        if readsStored && !storedRulesRead.contains(scope) {
+            // Read once per file, when the server first needs its rules. Fails closed: stored
+            // rules that cannot be read now refuse everyone but the admin (and are read again
+            // next time); stored rules that no longer load do so until the admin puts new ones.
+            do {
+                if let found = try provider.storedRules(of: namespace) {
+                    scope = found.scope
+                    storedRulesRead.insert(scope)
+                    if let text = found.text, namespaceRules[scope] == nil {
+                        namespaceRules[scope] = (try? RuleSet(text)) ?? RuleSet.closed
+                    }
+                }
+            } catch {
+                return RuleSet.closed
+            }
+        }
+        return namespaceRules[scope] ?? security.rules
     }
 
     /// The credentials a request presents: `Authorization: Bearer` values, `access_token=`
@@ -358,7 +377,12 @@ extension RESTHandler {
             let loaded: RuleSet
             do { loaded = try RuleSet(text) } catch { throw RESTError(400, error.description) }
             if request.queryValue("dryRun") != "true" {
-                namespaceRules[provider.rulesScope(of: namespace)] = loaded
+                // Stored with the data first (a failure changes nothing), then in force; the
+                // scope is asked after storing, which may have made the file.
+                try provider.storeRules(text, of: namespace)
+                let scope = provider.rulesScope(of: namespace)
+                namespaceRules[scope] = loaded
+                storedRulesRead.insert(scope)
                 onRulesChanged?(namespace)
             }
             return HTTPResponse.json(200, "{\"status\":\"ok\"}")

@@ -14,11 +14,21 @@ public protocol NamespaceProvider: AnyObject {
     /// data (every name, on a server of one file) must answer the same scope, so that rules
     /// set under one name govern every name by which a client may reach the data.
     func rulesScope(of namespace: String) -> String
+    /// The rules stored with the data of `namespace`: nil while that data does not exist
+    /// (nothing stored, nothing to remember), else its scope and the text stored with it, if
+    /// any. Reading creates nothing.
+    func storedRules(of namespace: String) throws -> (scope: String, text: String?)?
+    /// Stores `text` as the rules of the data `namespace` names, so that they outlast the
+    /// process; the scope of `namespace` is read again afterwards (storing may create the file).
+    func storeRules(_ text: String, of namespace: String) throws
 }
 
 extension NamespaceProvider {
     /// By default each namespace is data of its own.
     public func rulesScope(of namespace: String) -> String { namespace }
+    /// By default rules live in memory only: nothing is stored, nothing read back.
+    public func storedRules(of namespace: String) throws -> (scope: String, text: String?)? { nil }
+    public func storeRules(_ text: String, of namespace: String) throws {}
 }
 
 /// A streaming read (`Accept: text/event-stream`) that passed the same validation and

@@ -22,6 +22,8 @@ public final class ServerNamespaces: NamespaceProvider {
     private var open: [String: EmbeddedDatabase] = [:]
     /// When each open file was last asked for (a counter, not a clock: only the order counts).
     private var lastUsed: [String: UInt64] = [:]
+    /// The rules scopes of open files by their identity (rulesScope), forgotten when a file closes.
+    private var identityScopes: [String: String] = [:]
     private var useCounter: UInt64 = 0
     /// Open files past which the least recently used one closes.
     public var maxOpenFiles = 64
@@ -77,9 +79,40 @@ public final class ServerNamespaces: NamespaceProvider {
         return (folder ?? ".") + "/" + ns + ".db"
     }
 
-    /// Rules belong to the file: without a data folder every name is the one file, so rules set
-    /// under any name govern all of them.
-    public func rulesScope(of ns: String) -> String { path(of: ns) }
+    /// Rules belong to the file, known by its identity (device and inode) once it exists: every
+    /// name that reaches one file answers one scope (without a data folder every name; with
+    /// one, also a link, or another spelling of the name on a case-insensitive file system).
+    /// A file that does not exist yet has no rules stored; its path stands for it meanwhile,
+    /// and storing rules creates it (`storeRules`).
+    public func rulesScope(of ns: String) -> String {
+        let f = path(of: ns)
+        if folder != nil && !ServerNamespaces.isValidName(ns) { return f }
+        return identityScope(of: f) ?? f
+    }
+
+    /// The scope of the file at `path` by its identity; nil when there is no file. Remembered
+    /// while the file is open (every request asks it, several times: then it costs no system
+    /// call and makes no string), asked of the file system otherwise.
+    private func identityScope(of path: String) -> String? {
+        if let known = identityScopes[path] { return known }
+        guard let found = FileIdentity(path: path)?.description else { return nil }
+        if open[path] != nil { identityScopes[path] = found }
+        return found
+    }
+
+    /// The identity of the file `ns` reaches and the rules text stored in it; nil while there
+    /// is no such file (then nothing is opened or created).
+    public func storedRules(of ns: String) throws -> (scope: String, text: String?)? {
+        if folder != nil && !ServerNamespaces.isValidName(ns) { return nil }
+        guard let scope = identityScope(of: path(of: ns)) else { return nil }
+        return (scope, try StoredRules.read(embedded(ns)))
+    }
+
+    /// Stores `text` as the rules of the file `ns` reaches, creating the file if need be.
+    public func storeRules(_ text: String, of ns: String) throws {
+        try StoredRules.write(text, to: embedded(ns))
+        identityScopes[path(of: ns)] = nil   // the file may have just been made
+    }
 
     public func database(_ ns: String) throws -> Database {
         try embedded(ns)
@@ -125,6 +158,7 @@ public final class ServerNamespaces: NamespaceProvider {
         // Dropping the last reference closes the SQLite connection and its descriptors.
         open[victim] = nil
         lastUsed[victim] = nil
+        identityScopes[victim] = nil
     }
 
     /// Runs `body` with the reads of every open file sharing one transaction per file
