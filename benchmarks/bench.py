@@ -30,6 +30,7 @@ import remote_bench  # noqa: E402
 import offline_bench  # noqa: E402
 import realtime_bench  # noqa: E402
 import hostile_bench  # noqa: E402
+import big_events_bench  # noqa: E402
 from host import describe  # noqa: E402
 
 DEVNULL = subprocess.DEVNULL
@@ -795,7 +796,7 @@ def main():
     ap.add_argument("rtdb")
     ap.add_argument("work")
     ap.add_argument("--markdown")
-    ap.add_argument("--only", default="abcdefghrkitwolu", help="subset of the goals to run, e.g. 'ae'")
+    ap.add_argument("--only", default="abcdefghrkitwoluv", help="subset of the goals to run, e.g. 'ae'")
     ap.add_argument("--io-backend", choices=["native", "posix"], default="native",
                     help="RTDB_IO_BACKEND for every rtdb started (posix: poll(2) and the stat check)")
     args = ap.parse_args()
@@ -824,6 +825,7 @@ def main():
              ("w", lambda: realtime_bench.bench_w(ctx, res)),
              ("l", lambda: hostile_bench.bench_l(ctx, res)),
              ("u", lambda: hostile_bench.bench_u(ctx, res)),
+             ("v", lambda: big_events_bench.bench_v(ctx, res)),
              ("r", lambda: rules_bench.bench_r(ctx, res)),
              ("k", lambda: bench_k(ctx, res, runs=15)),
              ("i", lambda: bench_i(ctx, res, runs=15)),

@@ -10,12 +10,14 @@
 #
 # Environment:
 #   BENCH_MARKDOWN=FILE   also write the machine description and the table as Markdown to FILE
-#   BENCH_ONLY=abcdefghrkitwolu run only these goals (default: all; g is rtdb serve and r its
+#   BENCH_ONLY=abcdefghrkitwoluv run only these goals (default: all; g is rtdb serve and r its
 #                         security rules, both need wrk; h is rtdb --url against rtdb serve, which
 #                         needs curl; k key-ordered windows, i indexes; t tx under contention; w
 #                         1,000 listens over rtdb serve's realtime protocol; o the offline cache of
 #                         rtdb --url against rtdb serve; l a flood of 16,000 listens and u a 90 MB
-#                         PUT against rtdb serve, each with another client's reads timed)
+#                         PUT against rtdb serve, each with another client's reads timed; v big
+#                         writes (88 MB PUTs, with arrays, a 1,000,000-child PATCH) with a stream
+#                         open elsewhere or on the written path, reads timed)
 #   BENCH_IO_BACKEND=posix  run every rtdb with RTDB_IO_BACKEND=posix (poll(2) and the stat
 #                         check, what macOS and the BSDs fall back to); e's goals become those of
 #                         the portable back-end (commit → event p50 ≤ 20 ms, 100 idle watchers
@@ -49,7 +51,7 @@ harness_grace=10
 # shellcheck source=harness.sh
 source "$here/harness.sh"
 
-args=("$rtdb" "$work" --only "${BENCH_ONLY:-abcdefghrkitwolu}" --io-backend "${BENCH_IO_BACKEND:-native}")
+args=("$rtdb" "$work" --only "${BENCH_ONLY:-abcdefghrkitwoluv}" --io-backend "${BENCH_IO_BACKEND:-native}")
 [[ -n "${BENCH_MARKDOWN:-}" ]] && args+=(--markdown "$BENCH_MARKDOWN")
 
 # Overall bound: coreutils `timeout` stops the harness after 15 minutes whatever happens

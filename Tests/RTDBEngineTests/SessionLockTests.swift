@@ -76,18 +76,26 @@ import Darwin
         #expect(best <= 100, "the check took \(best) µs")
         // With an empty folder (sessions came and went) it is still cheap.
         try FileManager.default.createDirectory(atPath: t.file + ".sessions", withIntermediateDirectories: true)
-        let start = micros()
-        for _ in 0..<rounds { _ = try t.db.reapDeadSessions() }
-        let empty = (micros() - start) / Double(rounds)
+        // Each figure is the best of five runs: one run can be slowed by anything else the
+        // machine does.
+        var empty = Double.infinity
+        for _ in 0..<5 {
+            let start = micros()
+            for _ in 0..<rounds { _ = try t.db.reapDeadSessions() }
+            empty = min(empty, (micros() - start) / Double(rounds))
+        }
         print("session check with an empty session folder: \(empty) µs per call")
         #expect(empty <= 100, "the check took \(empty) µs")
         // With one live session (its lock held): one open, one refused flock, one close.
         let session = try t.db.beginSession([.remove(path("/a"))])
         let other = t.another()
         _ = try other.get(.root)
-        let liveStart = micros()
-        for _ in 0..<rounds { #expect(try other.reapDeadSessions() == 0) }
-        let live = (micros() - liveStart) / Double(rounds)
+        var live = Double.infinity
+        for _ in 0..<5 {
+            let liveStart = micros()
+            for _ in 0..<rounds { #expect(try other.reapDeadSessions() == 0) }
+            live = min(live, (micros() - liveStart) / Double(rounds))
+        }
         print("session check with one live session: \(live) µs per call")
         #expect(live <= 100, "the check took \(live) µs")
         try t.db.endSession(session)
