@@ -34,6 +34,12 @@ final class ServerConnection {
     private var parser: HTTPRequestParser
     /// When the first byte of a request head still incomplete arrived (slow-loris check).
     private var headStarted: Int64? = nil
+    /// The pace of the unfinished request's bytes (a client that trickles is dropped).
+    private var pace = InputPace()
+    /// The pending request's head was judged for a refusal before its body (`admitPendingBody`).
+    private var headJudged = false
+    /// The body bytes this connection's unfinished request claims in `core.bodies`.
+    private var bodyClaim = 0
     /// Requests in arrival order; those before `queueHead` have run (dropped in bulk, so taking
     /// the next one never moves the rest).
     private var queue: [Work] = []
@@ -76,6 +82,7 @@ final class ServerConnection {
         case .http:
             parser.append(bytes)
             parseRequests()
+            pace.received(bytes.count, partial: parser.hasPartialRequest, now: link.lastInput)
             // A head must arrive whole within the idle timeout, however slowly it trickles.
             if parser.hasPartialRequest && parser.pendingHead == nil {
                 if headStarted == nil { headStarted = link.lastInput }
@@ -89,6 +96,7 @@ final class ServerConnection {
         while !link.closing {
             do {
                 guard let req = try parser.next() else { break }
+                headJudged = false
                 enqueue(.http(req))
                 // Bytes after an upgrade request are WebSocket frames, not HTTP.
                 if HTTPHandler.isUpgrade(req) { break }
@@ -100,11 +108,56 @@ final class ServerConnection {
                 return
             }
         }
+        guard admitPendingBody() else { return }
         if parser.needsContinue {
             // curl waits for this before sending a body over 1 KiB.
             link.send(HTTPResponse.continueHead)
             parser.continueSent()
         }
+    }
+
+    /// The request whose body is arriving, before more of it is read: refused from its head when
+    /// its credential cannot let it through (judged once the requests before it have run, so
+    /// their answers come first), and its body's bytes claimed against the total across
+    /// connections (503 past it). False when it was refused and the connection is closing.
+    private func admitPendingBody() -> Bool {
+        guard let head = parser.pendingHead else {
+            headJudged = false
+            releaseBody()
+            return true
+        }
+        if !headJudged && queueHead == queue.count && !waitingForCommit {
+            headJudged = true
+            if let refused = core.http.refusedBeforeBody(head) {
+                releaseBody()
+                core.log.request(head, status: refused.status, started: monotonicNanos())
+                respondAndClose(refused)
+                return false
+            }
+        }
+        let claim = parser.pendingBodyBytes
+        guard core.bodies.reclaim(from: bodyClaim, to: claim) else {
+            releaseBody()
+            core.log.request(head, status: 503, started: monotonicNanos())
+            respondAndClose(HTTPResponse.error(503, BodiesInFlight.refusal))
+            return false
+        }
+        bodyClaim = claim
+        return true
+    }
+
+    /// The requests before a pending head have been answered: it is judged now, without
+    /// waiting for more of its body to arrive.
+    private func judgePendingHead() {
+        guard case .http = role, !link.closing, !headJudged, parser.pendingHead != nil else { return }
+        _ = admitPendingBody()
+    }
+
+    /// Gives back the body bytes this connection claims (its request finished, was refused, or
+    /// the connection ends).
+    func releaseBody() {
+        _ = core.bodies.reclaim(from: bodyClaim, to: 0)
+        bodyClaim = 0
     }
 
     /// Reads WebSocket frames and queues the realtime requests they carry.
@@ -187,6 +240,7 @@ final class ServerConnection {
         defer {
             link.release()
             if link.readingPaused && !queueIsFull { link.pauseReading(false) }
+            judgePendingHead()
         }
         var budget = ServerConnection.turnBudget
         while hasRunnableWork && budget > 0 {
@@ -280,6 +334,7 @@ final class ServerConnection {
         } else {
             link.send(response.serialize(keepAlive: keepAlive), andClose: !keepAlive)
         }
+        if keepAlive { judgePendingHead() }
     }
 
     private func respondAndClose(_ response: HTTPResponse) {
@@ -289,6 +344,10 @@ final class ServerConnection {
     }
 
     private func openStream(_ req: HTTPRequest, _ s: StreamRequest, started: UInt64) {
+        if let why = core.realtime.budget.refusal(file: core.namespaces.path(of: s.namespace), core.streams) {
+            respond(req, HTTPResponse.error(503, why), started: started)
+            return
+        }
         do {
             let db = try core.namespaces.embedded(s.namespace)
             let sub = core.streams.subscriber(connection: id, kind: .sse(export: s.export))
@@ -328,6 +387,8 @@ final class ServerConnection {
         link.outputLimit = core.options.streamBufferLimit
         parser = HTTPRequestParser(limits: core.options.limits)
         headStarted = nil
+        pace = InputPace()
+        releaseBody()
     }
 
     // MARK: output
@@ -378,6 +439,12 @@ final class ServerConnection {
             send(core.realtime.sweep(session, nowSeconds: seconds))
             if now - link.lastInput >= idle * 2 { link.close() }
         case .http:
+            // A request that arrives too slowly is dropped, however regularly its bytes come.
+            if link.readingPaused { pace.restart(now: now) } else if pace.tooSlow(now: now) {
+                core.log.event("too_slow", [("connection", String(id))])
+                respondAndClose(HTTPResponse.error(408, InputPace.refusal))
+                return
+            }
             if waitingForCommit { return }
             if let started = headStarted, now - started >= idle { link.close(); return }
             if now - link.lastInput >= idle && link.pendingOutput == 0 { link.close() }
