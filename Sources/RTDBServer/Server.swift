@@ -222,6 +222,7 @@ public final class Server {
             guard let fd else { return }
             if core.connections.count >= maxConnections {
                 // Full: refuse the newcomer, leave everyone else alone.
+                if options.tls == nil { Server.sayFull(fd) }
                 close(fd)
                 continue
             }
@@ -239,6 +240,21 @@ public final class Server {
             }
             core.add(link)
         }
+    }
+
+    /// A connection past `maxConnections` is told so before it is closed (best effort, never
+    /// waiting: the socket is new, so its buffer has room), so that its client sees a 503 rather
+    /// than a reset or a silence.
+    private static func sayFull(_ fd: Int32) {
+        let body = #"{"error":"too many connections to this server: try again later"}"#
+        let text = "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json; charset=utf-8\r\n"
+            + "Content-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n" + body
+        Array(text.utf8).withUnsafeBytes { _ = SocketIO.write(fd, $0) }
+        #if canImport(Glibc)
+        _ = Glibc.shutdown(fd, Int32(SHUT_WR))
+        #elseif canImport(Darwin)
+        _ = Darwin.shutdown(fd, Int32(SHUT_WR))
+        #endif
     }
 
     /// `accept` failed, most often for want of descriptors (EMFILE, ENFILE): the connection

@@ -102,4 +102,24 @@ private final class Raw {
         #expect(fds > 0 && fds < 256, "\(fds) descriptors in use")
         print("ulimit -n 256: \(opened) streams opened, \(refused) refused with 503, \(fds) descriptors in use")
     }
+
+    @Test func aConnectionPastMaxConnectionsIsToldSo() throws {
+        let s = Sandbox()
+        let server = try #require(ServeProcess(s, ["--max-connections", "2"]))
+        let port = try #require(server.url.split(separator: ":").last.flatMap { Int($0) })
+        var held: [Raw] = []
+        for _ in 0..<2 {
+            let c = try Raw(port: port)
+            try c.send("GET /x.json HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(c.read(until: "null"))
+            held.append(c)
+        }
+        let extra = try Raw(port: port)
+        #expect(extra.read(until: "too many connections", seconds: 5), "\(extra.text)")
+        #expect(extra.text.hasPrefix("HTTP/1.1 503"))
+        // The two held are unharmed.
+        held[0].text = ""
+        try held[0].send("GET /x.json HTTP/1.1\r\nHost: x\r\n\r\n")
+        #expect(held[0].read(until: "null") && held[0].text.hasPrefix("HTTP/1.1 200"))
+    }
 }
