@@ -5,8 +5,9 @@
 /// Every part has a bound, so the sum never exceeds the limit and `accept` does not fail for
 /// want of descriptors while connections are below `connections`. When the limit is too low
 /// for everything asked for, connections keep what the limit leaves after the files (never
-/// fewer than half the limit, nor than one), and the files share the rest, half to the cache
-/// and half to followed files (never fewer than one each).
+/// fewer than half the limit, as long as one file of each kind still fits, nor than one), and
+/// the files share the rest, half to the cache and half to followed files (never fewer than
+/// one each).
 struct DescriptorPlan: Equatable {
     /// Connections accepted at most.
     var connections: Int
@@ -25,7 +26,8 @@ struct DescriptorPlan: Equatable {
     /// The plan for `limit` descriptors, given what the options ask for.
     static func plan(limit: Int, connections wanted: Int, openFiles: Int, followedFiles: Int) -> DescriptorPlan {
         let files = ownReserve + 3 * (openFiles + followedFiles)
-        let connections = max(1, min(wanted, max(limit - files, limit / 2)))
+        // At least one file of each kind must fit beside the connections and the reserve.
+        let connections = max(1, min(wanted, max(limit - files, limit / 2), limit - ownReserve - 6))
         let slots = max(0, (limit - ownReserve - connections) / 3)
         if slots >= openFiles + followedFiles {
             return DescriptorPlan(connections: connections, openFiles: openFiles, followedFiles: followedFiles)

@@ -34,12 +34,8 @@ final class ServerConnection {
     private var parser: HTTPRequestParser
     /// When the first byte of a request head still incomplete arrived (slow-loris check).
     private var headStarted: Int64? = nil
-    /// The pace of the unfinished request's bytes (a client that trickles is dropped).
-    private var pace = InputPace()
-    /// The pending request's head was judged for a refusal before its body (`admitPendingBody`).
-    private var headJudged = false
-    /// The body bytes this connection's unfinished request claims in `core.bodies`.
-    private var bodyClaim = 0
+    /// The checks on the request still arriving (its head, its body's bytes, its pace).
+    private var intake = RequestIntake()
     /// Requests in arrival order; those before `queueHead` have run (dropped in bulk, so taking
     /// the next one never moves the rest).
     private var queue: [Work] = []
@@ -82,7 +78,7 @@ final class ServerConnection {
         case .http:
             parser.append(bytes)
             parseRequests()
-            pace.received(bytes.count, partial: parser.hasPartialRequest, now: link.lastInput)
+            intake.pace.received(bytes.count, partial: parser.hasPartialRequest, now: link.lastInput)
             // A head must arrive whole within the idle timeout, however slowly it trickles.
             if parser.hasPartialRequest && parser.pendingHead == nil {
                 if headStarted == nil { headStarted = link.lastInput }
@@ -96,7 +92,7 @@ final class ServerConnection {
         while !link.closing {
             do {
                 guard let req = try parser.next() else { break }
-                headJudged = false
+                intake.requestRead()
                 enqueue(.http(req))
                 // Bytes after an upgrade request are WebSocket frames, not HTTP.
                 if HTTPHandler.isUpgrade(req) { break }
@@ -121,44 +117,22 @@ final class ServerConnection {
     /// their answers come first), and its body's bytes claimed against the total across
     /// connections (503 past it). False when it was refused and the connection is closing.
     private func admitPendingBody() -> Bool {
-        guard let head = parser.pendingHead else {
-            headJudged = false
-            releaseBody()
-            return true
-        }
-        if !headJudged && queueHead == queue.count && !waitingForCommit {
-            headJudged = true
-            if let refused = core.http.refusedBeforeBody(head) {
-                releaseBody()
-                core.log.request(head, status: refused.status, started: monotonicNanos())
-                respondAndClose(refused)
-                return false
-            }
-        }
-        let claim = parser.pendingBodyBytes
-        guard core.bodies.reclaim(from: bodyClaim, to: claim) else {
-            releaseBody()
-            core.log.request(head, status: 503, started: monotonicNanos())
-            respondAndClose(HTTPResponse.error(503, BodiesInFlight.refusal))
-            return false
-        }
-        bodyClaim = claim
-        return true
+        let mayJudge = queueHead == queue.count && !waitingForCommit
+        guard let refused = intake.admit(parser, mayJudge: mayJudge, core.http, core.bodies) else { return true }
+        if let head = parser.pendingHead { core.log.request(head, status: refused.status, started: monotonicNanos()) }
+        respondAndClose(refused)
+        return false
     }
 
     /// The requests before a pending head have been answered: it is judged now, without
     /// waiting for more of its body to arrive.
     private func judgePendingHead() {
-        guard case .http = role, !link.closing, !headJudged, parser.pendingHead != nil else { return }
+        guard case .http = role, !link.closing, intake.awaitsJudging(parser) else { return }
         _ = admitPendingBody()
     }
 
-    /// Gives back the body bytes this connection claims (its request finished, was refused, or
-    /// the connection ends).
-    func releaseBody() {
-        _ = core.bodies.reclaim(from: bodyClaim, to: 0)
-        bodyClaim = 0
-    }
+    /// Gives back the body bytes this connection claims (the connection ends).
+    func releaseBody() { intake.release(core.bodies) }
 
     /// Reads WebSocket frames and queues the realtime requests they carry.
     private func readFrames(_ session: RealtimeSession) {
@@ -387,8 +361,8 @@ final class ServerConnection {
         link.outputLimit = core.options.streamBufferLimit
         parser = HTTPRequestParser(limits: core.options.limits)
         headStarted = nil
-        pace = InputPace()
         releaseBody()
+        intake = RequestIntake()
     }
 
     // MARK: output
@@ -440,7 +414,7 @@ final class ServerConnection {
             if now - link.lastInput >= idle * 2 { link.close() }
         case .http:
             // A request that arrives too slowly is dropped, however regularly its bytes come.
-            if link.readingPaused { pace.restart(now: now) } else if pace.tooSlow(now: now) {
+            if link.readingPaused { intake.pace.restart(now: now) } else if intake.pace.tooSlow(now: now) {
                 core.log.event("too_slow", [("connection", String(id))])
                 respondAndClose(HTTPResponse.error(408, InputPace.refusal))
                 return

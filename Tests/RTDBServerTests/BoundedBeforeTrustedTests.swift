@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import RTDBRules
 @testable import RTDBNet
 @testable import RTDBServer
 
@@ -63,14 +64,16 @@ private final class RawClient {
     }
 }
 
-private func withServer(_ configure: (inout Server.Options) -> Void, _ body: (Server) throws -> Void) throws {
+private func withServer(_ configure: (inout Server.Options) -> Void, security: SecurityOptions = SecurityOptions(),
+                        _ body: (Server) throws -> Void) throws {
     let dir = FileManager.default.temporaryDirectory.appendingPathComponent("rtdb-bounded-\(UUID().uuidString)").path
     try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(atPath: dir) }
     var options = Server.Options()
     options.port = 0
     configure(&options)
-    let server = try Server(options: options, namespaces: ServerNamespaces(file: dir + "/a.db", timeoutSeconds: 5), watchFolder: nil)
+    let server = try Server(options: options, namespaces: ServerNamespaces(file: dir + "/a.db", timeoutSeconds: 5), watchFolder: nil,
+                            security: security)
     try whileRunning(server) { try body(server) }
 }
 
@@ -117,6 +120,40 @@ private func withServer(_ configure: (inout Server.Options) -> Void, _ body: (Se
             try right.send("PUT /a.json HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer s3cret\r\nContent-Length: 2\r\n\r\n42")
             #expect(right.read(until: "42"))
             #expect(right.text.hasPrefix("HTTP/1.1 200"))
+        }
+    }
+
+    @Test func aWriteRulesMightAllowIsReadAsUsual() throws {
+        var security = SecurityOptions()
+        security.rules = try RuleSet(#"{"rules":{"open":{".read":true,".write":true}}}"#)
+        try withServer({ $0.secret = "s3cret" }, security: security) { server in
+            // Anonymous, under rules that let anyone write /open: not refused from its head.
+            let open = try RawClient(server)
+            try open.send("PUT /open.json HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n")
+            usleep(100_000)
+            try open.send("42")
+            #expect(open.read(until: "42"))
+            #expect(open.text.hasPrefix("HTTP/1.1 200"), "\(open.text.prefix(200))")
+            // A bearer that is not the secret is refused under rules whatever the path: at once.
+            let bearer = try RawClient(server)
+            try bearer.send("PUT /open.json HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer guess\r\nContent-Length: \(Self.fiftyMB)\r\n\r\n")
+            #expect(bearer.read(until: "\r\n\r\n"))
+            #expect(bearer.text.hasPrefix("HTTP/1.1 401"))
+            #expect(bearer.closes(within: 5))
+        }
+    }
+
+    @Test func aChunkedBodyPastTheTotalIsAnswered503() throws {
+        try withServer({ $0.maxBodyBytesInFlight = 100_000 }) { server in
+            let c = try RawClient(server)
+            try c.send("PUT /a.json HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n")
+            let chunk = "8000\r\n" + String(repeating: "a", count: 0x8000) + "\r\n"
+            for _ in 0..<4 where !c.text.contains("\r\n\r\n") {
+                do { try c.send(chunk) } catch { break }
+                c.read(millis: 50)
+            }
+            #expect(c.read(until: "too many request bodies"))
+            #expect(c.text.hasPrefix("HTTP/1.1 503"))
         }
     }
 
