@@ -21,7 +21,7 @@ function __rtdb_scan
         --cache --cache-size --connect-timeout --auth-command \
         --start-at --start-after --end-at --end-before --equal-to --start-key --end-key \
         --limit-to-first --limit-to-last --string -s --file --max-retries --command-timeout --wait --count --exec-fail \
-        --host --port --data-dir --secret --secret-file --max-connections --idle-timeout --max-response-bytes --max-write-bytes --write-size-limit --chunk-size --rules --project-id --jwks --tls-cert --tls-key \
+        --host --port --data-dir --secret --secret-file --max-connections --idle-timeout --max-response-bytes --max-write-bytes --write-size-limit --max-body-bytes-in-flight --max-listens --chunk-size --rules --project-id --jwks --tls-cert --tls-key \
         --on-disconnect-set --on-disconnect-update --on-disconnect-remove --on-connect-set --presence --last-online --events --transport \
         --session
     # Options that take two words: PATH VALUE.
@@ -239,6 +239,8 @@ complete -c rtdb -n '__rtdb_using serve' -l idle-timeout -x -d 'drop a client si
 complete -c rtdb -n '__rtdb_using serve' -l max-response-bytes -x -d 'answer a larger read as Firebase does past its limit'
 complete -c rtdb -n '__rtdb_using serve' -l max-write-bytes -x -d 'refuse a larger write body'
 complete -c rtdb -n '__rtdb_using serve' -l write-size-limit -x -a 'tiny small medium large unlimited' -d 'the writeSizeLimit of writes that name none'
+complete -c rtdb -n '__rtdb_using serve' -l max-body-bytes-in-flight -x -d 'answer 503 past this many body bytes being received'
+complete -c rtdb -n '__rtdb_using serve' -l max-listens -x -d 'refuse listens and streams beyond N on the server'
 # query and watch
 complete -c rtdb -n '__rtdb_using query watch keep' -l order-by-key -d 'order children by key (the default)'
 complete -c rtdb -n '__rtdb_using query watch keep' -l order-by-value -d 'order children by their own value'

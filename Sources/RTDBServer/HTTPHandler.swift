@@ -42,6 +42,27 @@ final class HTTPHandler {
     /// A read: a response, or a stream to open.
     func read(_ r: HTTPRequest) -> RESTOutcome { rest.handle(r) }
 
+    /// The answer to a write whose head alone settles that it is refused, given before its body
+    /// is read: an unauthorised client cannot make the server receive and hold a large body.
+    /// The head's credential is judged as the request would be (`principal`, which needs no
+    /// body): no credential or a wrong one when only the secret may write, a refused token
+    /// under rules. Anything the body or the rules' reading of the data could change (an
+    /// anonymous write under rules, say) is left to the request itself: nil then.
+    func refusedBeforeBody(_ head: HTTPRequest) -> HTTPResponse? {
+        guard HTTPHandler.kind(head) == .write, !head.rawPath.hasSuffix("/.settings/rules.json") else { return nil }
+        guard rest.secret != nil || rest.hasRules else { return nil }
+        do {
+            _ = try rest.principal(head, namespace: try rest.namespace(head))
+            return nil
+        } catch let e as RESTError where e.status == 401 || e.status == 403 {
+            var r = e.response
+            r.headers.append(("Access-Control-Allow-Origin", "*"))
+            return r
+        } catch {
+            return nil
+        }
+    }
+
     /// A write, inside the group commit.
     func write(_ r: HTTPRequest) -> HTTPResponse {
         if case .response(let response) = rest.handle(r) { return response }

@@ -14,6 +14,8 @@ final class RealtimeHandler {
     let namespaces: ServerNamespaces
     let streams: ServerStreams
     let log: ServerLog
+    /// Listens and followed files across all connections (the server sets it from its options).
+    var budget = StreamBudget()
 
     init(rest: RESTHandler, namespaces: ServerNamespaces, streams: ServerStreams, log: ServerLog) {
         self.rest = rest
@@ -95,6 +97,9 @@ final class RealtimeHandler {
         if session.listens[key] == nil && session.listens.count >= RealtimeSession.maxListens {
             return [.response(.failure(r, .failure, "too many listens on this connection (at most \(RealtimeSession.maxListens)): "
                                        + "close some, or listen higher in the tree"))]
+        }
+        if session.listens[key] == nil, let why = budget.refusal(file: namespaces.path(of: session.namespace), streams) {
+            return [.response(.failure(r, .failure, why))]
         }
         if let old = session.listens[key] { streams.close(old) }
         // Every listen is checked again when rules change, governed now or not: rules loaded

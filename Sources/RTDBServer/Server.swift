@@ -37,6 +37,13 @@ public final class Server {
         }
         /// Serve https with this certificate and key (nil: plain http).
         public var tls: TLSServerContext? = nil
+        /// Request bodies held at once by unfinished requests, all connections together
+        /// (BodiesInFlight): past it a request is answered 503.
+        public var maxBodyBytesInFlight = 268_435_456
+        /// Listens and streams open at once, all connections together (StreamBudget).
+        public var maxListens = 100_000
+        /// Database files streams and listens may follow at once (StreamBudget).
+        public var maxFollowedFiles = 256
         public init() {}
     }
 
@@ -77,9 +84,15 @@ public final class Server {
                                url: { Server.url(listener, tls: tls) })
         self.signals = try SignalPipe()
         watch = watchFolder.flatMap { try? FolderWatch(folder: $0) }
-        let reserve = Server.reservedDescriptors(openFiles: namespaces.maxOpenFiles)
-        let limit = raiseOpenFileLimit(to: options.maxConnections + reserve)
-        maxConnections = Server.connectionCap(options.maxConnections, descriptorLimit: limit, reserve: reserve)
+        // Connections, cached files, followed files and a reserve share the descriptors.
+        let wanted = DescriptorPlan(connections: options.maxConnections, openFiles: namespaces.maxOpenFiles,
+                                    followedFiles: options.maxFollowedFiles)
+        let limit = raiseOpenFileLimit(to: wanted.descriptors)
+        let plan = DescriptorPlan.plan(limit: limit, connections: options.maxConnections,
+                                       openFiles: namespaces.maxOpenFiles, followedFiles: options.maxFollowedFiles)
+        maxConnections = plan.connections
+        namespaces.maxOpenFiles = plan.openFiles
+        core.realtime.budget = StreamBudget(maxListens: options.maxListens, maxFollowedFiles: plan.followedFiles)
         // The loop's handlers hold the server weakly: the server owns the loop.
         rest.onRulesChanged = { [weak self] ns in
             guard let self else { return }
@@ -209,6 +222,7 @@ public final class Server {
             guard let fd else { return }
             if core.connections.count >= maxConnections {
                 // Full: refuse the newcomer, leave everyone else alone.
+                if options.tls == nil { Server.sayFull(fd) }
                 close(fd)
                 continue
             }
@@ -226,6 +240,21 @@ public final class Server {
             }
             core.add(link)
         }
+    }
+
+    /// A connection past `maxConnections` is told so before it is closed (best effort, never
+    /// waiting: the socket is new, so its buffer has room), so that its client sees a 503 rather
+    /// than a reset or a silence.
+    private static func sayFull(_ fd: Int32) {
+        let body = #"{"error":"too many connections to this server: try again later"}"#
+        let text = "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json; charset=utf-8\r\n"
+            + "Content-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n" + body
+        Array(text.utf8).withUnsafeBytes { _ = SocketIO.write(fd, $0) }
+        #if canImport(Glibc)
+        _ = Glibc.shutdown(fd, Int32(SHUT_WR))
+        #elseif canImport(Darwin)
+        _ = Darwin.shutdown(fd, Int32(SHUT_WR))
+        #endif
     }
 
     /// `accept` failed, most often for want of descriptors (EMFILE, ENFILE): the connection
@@ -261,17 +290,6 @@ public final class Server {
             acceptPaused = true
             loop.schedule(after: 1_000) { [weak self] in self?.resumeAccepting() }
         }
-    }
-
-    /// Descriptors kept for what is not a connection: the listener, the loop, pipes, the
-    /// folder watch, standard streams, and three for each database file that may be open
-    /// (the file, its write-ahead log and its shared memory).
-    static func reservedDescriptors(openFiles: Int) -> Int { 32 + 3 * openFiles }
-
-    /// `wanted` connections, at most what `limit` descriptors leave after `reserve` (and never
-    /// fewer than one, nor than half the limit: a low limit still serves someone).
-    static func connectionCap(_ wanted: Int, descriptorLimit limit: Int, reserve: Int) -> Int {
-        max(1, min(wanted, max(limit - reserve, limit / 2)))
     }
 
     private func shutdown() {

@@ -34,6 +34,8 @@ final class ServerConnection {
     private var parser: HTTPRequestParser
     /// When the first byte of a request head still incomplete arrived (slow-loris check).
     private var headStarted: Int64? = nil
+    /// The checks on the request still arriving (its head, its body's bytes, its pace).
+    private var intake = RequestIntake()
     /// Requests in arrival order; those before `queueHead` have run (dropped in bulk, so taking
     /// the next one never moves the rest).
     private var queue: [Work] = []
@@ -76,6 +78,7 @@ final class ServerConnection {
         case .http:
             parser.append(bytes)
             parseRequests()
+            intake.pace.received(bytes.count, partial: parser.hasPartialRequest, now: link.lastInput)
             // A head must arrive whole within the idle timeout, however slowly it trickles.
             if parser.hasPartialRequest && parser.pendingHead == nil {
                 if headStarted == nil { headStarted = link.lastInput }
@@ -89,6 +92,7 @@ final class ServerConnection {
         while !link.closing {
             do {
                 guard let req = try parser.next() else { break }
+                intake.requestRead()
                 enqueue(.http(req))
                 // Bytes after an upgrade request are WebSocket frames, not HTTP.
                 if HTTPHandler.isUpgrade(req) { break }
@@ -100,12 +104,35 @@ final class ServerConnection {
                 return
             }
         }
+        guard admitPendingBody() else { return }
         if parser.needsContinue {
             // curl waits for this before sending a body over 1 KiB.
             link.send(HTTPResponse.continueHead)
             parser.continueSent()
         }
     }
+
+    /// The request whose body is arriving, before more of it is read: refused from its head when
+    /// its credential cannot let it through (judged once the requests before it have run, so
+    /// their answers come first), and its body's bytes claimed against the total across
+    /// connections (503 past it). False when it was refused and the connection is closing.
+    private func admitPendingBody() -> Bool {
+        let mayJudge = queueHead == queue.count && !waitingForCommit
+        guard let refused = intake.admit(parser, mayJudge: mayJudge, core.http, core.bodies) else { return true }
+        if let head = parser.pendingHead { core.log.request(head, status: refused.status, started: monotonicNanos()) }
+        respondAndClose(refused)
+        return false
+    }
+
+    /// The requests before a pending head have been answered: it is judged now, without
+    /// waiting for more of its body to arrive.
+    private func judgePendingHead() {
+        guard case .http = role, !link.closing, intake.awaitsJudging(parser) else { return }
+        _ = admitPendingBody()
+    }
+
+    /// Gives back the body bytes this connection claims (the connection ends).
+    func releaseBody() { intake.release(core.bodies) }
 
     /// Reads WebSocket frames and queues the realtime requests they carry.
     private func readFrames(_ session: RealtimeSession) {
@@ -187,6 +214,7 @@ final class ServerConnection {
         defer {
             link.release()
             if link.readingPaused && !queueIsFull { link.pauseReading(false) }
+            judgePendingHead()
         }
         var budget = ServerConnection.turnBudget
         while hasRunnableWork && budget > 0 {
@@ -280,6 +308,7 @@ final class ServerConnection {
         } else {
             link.send(response.serialize(keepAlive: keepAlive), andClose: !keepAlive)
         }
+        if keepAlive { judgePendingHead() }
     }
 
     private func respondAndClose(_ response: HTTPResponse) {
@@ -289,6 +318,10 @@ final class ServerConnection {
     }
 
     private func openStream(_ req: HTTPRequest, _ s: StreamRequest, started: UInt64) {
+        if let why = core.realtime.budget.refusal(file: core.namespaces.path(of: s.namespace), core.streams) {
+            respond(req, HTTPResponse.error(503, why), started: started)
+            return
+        }
         do {
             let db = try core.namespaces.embedded(s.namespace)
             let sub = core.streams.subscriber(connection: id, kind: .sse(export: s.export))
@@ -328,6 +361,8 @@ final class ServerConnection {
         link.outputLimit = core.options.streamBufferLimit
         parser = HTTPRequestParser(limits: core.options.limits)
         headStarted = nil
+        releaseBody()
+        intake = RequestIntake()
     }
 
     // MARK: output
@@ -381,6 +416,12 @@ final class ServerConnection {
             send(core.realtime.sweep(session, nowSeconds: seconds))
             if now - link.lastInput >= idle * 2 { link.close() }
         case .http:
+            // A request that arrives too slowly is dropped, however regularly its bytes come.
+            if link.readingPaused { intake.pace.restart(now: now) } else if intake.pace.tooSlow(now: now) {
+                core.log.event("too_slow", [("connection", String(id))])
+                respondAndClose(HTTPResponse.error(408, InputPace.refusal))
+                return
+            }
             if waitingForCommit { return }
             if let started = headStarted, now - started >= idle { link.close(); return }
             if now - link.lastInput >= idle && link.pendingOutput == 0 { link.close() }

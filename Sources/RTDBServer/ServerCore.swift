@@ -26,6 +26,8 @@ final class ServerCore {
     let commit: GroupCommit
     /// Writes with huge bodies, run away from the loop.
     let detached: DetachedWrites
+    /// Request bodies being received, bounded across connections.
+    let bodies: BodiesInFlight
     /// Writes a commit's answers and events while the loop reads on (nil: no thread to be
     /// had, the loop writes them).
     let sender: OutputSender?
@@ -58,6 +60,7 @@ final class ServerCore {
         self.log = ServerLog(requests: options.log)
         self.http = HTTPHandler(rest: rest, url: url)
         self.streams = ServerStreams()
+        self.bodies = BodiesInFlight(cap: options.maxBodyBytesInFlight)
         self.realtime = RealtimeHandler(rest: rest, namespaces: namespaces, streams: streams, log: log)
         self.commit = GroupCommit(storage: namespaces)
         self.detached = DetachedWrites(loop: loop)
@@ -90,6 +93,7 @@ final class ServerCore {
             // Closed because the loop could not watch it as needed: said once, here.
             log.event("readiness_error", [("message", "\(why)")])
         }
+        c.releaseBody()
         switch c.role {
         case .stream(let s):
             streams.close(s.subscriber)

@@ -95,6 +95,17 @@ public struct HTTPRequestParser {
     /// server refuse a request (say 401) before its body is sent.
     public var pendingHead: HTTPRequest? { pending }
 
+    /// The body bytes the request being read holds or will hold: its declared Content-Length
+    /// (what the reader reserves once the body really arrives), or for a chunked body what has
+    /// been decoded so far; 0 between requests. Lets a server bound bodies across connections.
+    public var pendingBodyBytes: Int {
+        switch state {
+        case .head: return 0
+        case .fixed(let remaining): return body.count + remaining
+        case .chunked: return body.count
+        }
+    }
+
     // MARK: steps
 
     private mutating func step() throws -> HTTPRequest? {

@@ -37,7 +37,7 @@ class Ledger:
         self.acked = {}
         self.counts = {"rest_writes": 0, "realtime_writes": 0, "large_writes": 0, "huge_writes": 0,
                        "sse_streams": 0, "realtime_listens": 0, "events": 0, "abrupt_drops": 0,
-                       "failed_requests": 0}
+                       "failed_requests": 0, "huge_event_bytes": 0}
         self.failures = []
 
     def ack(self, path, value):
@@ -143,6 +143,28 @@ def sse_client(port, ledger, stop, seed):
             ledger.count("abrupt_drops")
         except OSError:
             ledger.count("failed_requests")
+
+
+def huge_follower(port, ledger, stop):
+    """One stream that follows the first writer's huge values for the whole soak (its first
+    event is empty): each huge write is read back for it on a thread of its own (the server's
+    event builder), and it is sent whole."""
+    try:
+        s = socket.create_connection(("127.0.0.1", port))
+        s.sendall(b"GET /soak/huge/w0.json HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\n\r\n")
+        s.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                data = s.recv(1 << 20)
+            except socket.timeout:
+                continue
+            if not data:
+                ledger.failed("the stream on /soak/huge/w0 was closed by the server")
+                return
+            ledger.count("huge_event_bytes", len(data))
+        s.close()
+    except OSError as e:
+        ledger.failed("the stream on /soak/huge/w0: %r" % e)
 
 
 def ws_frame(payload):
@@ -285,6 +307,7 @@ def main():
         threads.append(threading.Thread(target=sse_client, args=(port, ledger, stop, args.seed * 200 + c)))
     for c in range(4):
         threads.append(threading.Thread(target=realtime_client, args=(port, ledger, stop, c, args.seed * 300 + c)))
+    threads.append(threading.Thread(target=huge_follower, args=(port, ledger, stop)))
     for t in threads:
         t.daemon = True
         t.start()
@@ -337,12 +360,13 @@ def main():
         failures.append("... %d acknowledged writes lost in all" % lost)
     c = ledger.counts
     print("soak: %.0f s, %d acknowledged writes (%d REST, %d large, %d huge, %d realtime), %d streams, %d listens, "
-          "%d events read, %d abrupt drops, %d requests refused or cut" %
+          "%d events read, %d bytes of huge writes' events, %d abrupt drops, %d requests refused or cut" %
           (args.seconds, len(ledger.acked), c["rest_writes"], c["large_writes"], c["huge_writes"],
-           c["realtime_writes"], c["sse_streams"], c["realtime_listens"], c["events"], c["abrupt_drops"],
-           c["failed_requests"]))
+           c["realtime_writes"], c["sse_streams"], c["realtime_listens"], c["events"], c["huge_event_bytes"],
+           c["abrupt_drops"], c["failed_requests"]))
     # Enough happened for the soak to mean something.
-    if len(ledger.acked) < 100 or c["sse_streams"] < 10 or c["realtime_listens"] < 10 or c["huge_writes"] < 1:
+    if len(ledger.acked) < 100 or c["sse_streams"] < 10 or c["realtime_listens"] < 10 or c["huge_writes"] < 1 \
+            or c["huge_event_bytes"] < 1_000_000:
         failures.append("too little traffic for a soak: %s" % c)
     for why in ledger.failures:
         print("soak: a client's request failed (the server may refuse or cut some): " + why)

@@ -42,6 +42,14 @@ enum ServeCommand {
         "refuse a write body larger than BYTES; writeSizeLimit levels scale with it (default 268435456)") { text, source in
         try OptionValue.whole(text, source, in: 256...Limits.maxWriteBytes, of: "bytes")
     }
+    static let maxBodyBytesInFlight = Valued<Int>("--max-body-bytes-in-flight", value: "BYTES", kind: .number,
+        "answer 503 to a request whose body would take the bodies being received past BYTES (default 268435456)") { text, source in
+        try OptionValue.whole(text, source, in: 1...(1 << 40), of: "bytes")
+    }
+    static let maxListens = Valued<Int>("--max-listens", value: "N", kind: .number,
+        "refuse listens and streams beyond N open on the whole server (default 100000)") { text, source in
+        try OptionValue.whole(text, source, in: 1...100_000_000)
+    }
     static let writeSizeLimit = Valued<WriteSizeLimit>("--write-size-limit", value: "LEVEL",
         "the writeSizeLimit of writes that name none: tiny, small, medium, large or unlimited (default)")
 
@@ -50,7 +58,7 @@ enum ServeCommand {
         usage: "rtdb serve [--host ADDR] [--port N] [--data-dir DIR] [--secret TOKEN] [--rules FILE] [--tls-cert FILE --tls-key FILE] [--log]",
         options: [host.spec, port.spec, dataDir.spec, secret.spec, secretFile.spec, insecure.spec, rules.spec, projectID.spec, jwks.spec,
                   strictIndexes.spec, tlsCert.spec, tlsKey.spec, log.spec, maxConnections.spec, idleTimeout.spec,
-                  maxResponseBytes.spec, maxWriteBytes.spec, writeSizeLimit.spec],
+                  maxResponseBytes.spec, maxWriteBytes.spec, writeSizeLimit.spec, maxBodyBytesInFlight.spec, maxListens.spec],
         exclusions: { [.pair(secret, secretFile)] },
         description: "Serves the database file (or, with --data-dir, one file per namespace) the way the Firebase Realtime "
             + "Database emulator does: the REST API on /PATH.json, and Server-Sent Events streams for "
@@ -98,6 +106,8 @@ enum ServeCommand {
         if let n = try inv.value(maxWriteBytes) { sizes.maxWriteBytes = n }
         if let l = try inv.value(writeSizeLimit) { sizes.defaultWriteSizeLimit = l }
         options.sizes = sizes
+        if let n = try inv.value(maxBodyBytesInFlight) { options.maxBodyBytesInFlight = n }
+        if let n = try inv.value(maxListens) { options.maxListens = n }
         options.log = inv.has(log)
         options.secret = try serveSecret(inv)
         if options.secret == nil && !inv.has(insecure) && !ServeConfiguration.isLoopback(host: options.host) {
