@@ -65,6 +65,12 @@ public protocol StreamingWrites: Database {
     /// Values whose text fits in `window` bytes are read whole; the window is held at once.
     func importJSON(_ path: Path, from source: ByteSource, as kind: ImportKind, window: Int,
                     progress: ProgressSink) throws -> [Path]
+
+    /// Writes the JSON object read from `source` as an update of `path`'s children, as
+    /// `importJSON(as: .update)` would, for an object whose members are distinct keys of one
+    /// level each (the caller has checked it, as `PlainJSON.isPlain` does): no two can overlap,
+    /// so no list of them is kept, and a PATCH of a million children costs about its text.
+    func importChildren(_ path: Path, from source: ByteSource, window: Int) throws
 }
 
 extension StreamingWrites {

@@ -36,6 +36,71 @@ public enum PlainJSON {
         return out
     }
 
+    /// The answer to a PATCH of a plain object: its members, in key order, as an object even
+    /// when every key is an array index (`RESTRender.members` writes them so), each value as
+    /// `render` writes it. Only for a plain document whose top is an object.
+    public static func renderMembers(_ json: UnsafeBufferPointer<UInt8>) throws -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(json.count)
+        var r = JSONReader(json)
+        r.skipSpace()
+        guard r.peek() == UInt8(ascii: "{") else { throw r.fail("not an object") }
+        try renderObject(&r, into: &out, asObject: true)
+        return out
+    }
+
+    /// Whether `render` (with `members`, `renderMembers`) would write `json` byte for byte as it
+    /// stands: then the answer to a huge write is its body itself, shared, not a second copy.
+    /// Generated documents mostly are so (no spaces, keys in key order, numbers and strings as
+    /// the writer writes them). Checked member by member of the top object, each member's value
+    /// rendered into a scratch buffer and compared with its text. Only for a plain document.
+    public static func rendersAsItself(_ json: UnsafeBufferPointer<UInt8>, members: Bool) -> Bool {
+        guard json.first == UInt8(ascii: "{"), json.count > 2 else { return false }
+        var r = JSONReader(json)
+        let b = r.b
+        r.i = 1
+        var previous: (int: Int64, key: UnsafeBufferPointer<UInt8>)? = nil
+        var allIndices = true
+        var count: Int64 = 0
+        var scratch: [UInt8] = []
+        while true {
+            count += 1
+            guard r.i < r.end, b[r.i] == UInt8(ascii: "\"") else { return false }
+            let keyStart = r.i + 1
+            guard (try? r.skipString()) != nil else { return false }
+            let key = UnsafeBufferPointer(rebasing: b[keyStart..<(r.i - 1)])
+            if key.contains(UInt8(ascii: "\\")) { return false }
+            let int = KeyOrder.intValue(bytes: key).map(Int64.init) ?? Int64.max
+            if let p = previous {
+                let before: Bool
+                if p.int != Int64.max || int != Int64.max, p.int != int || p.key.count != key.count {
+                    before = p.int != int ? p.int < int : p.key.count < key.count
+                } else {
+                    before = KeyOrder.compareUTF16(bytes: p.key, key) < 0
+                }
+                if !before { return false }
+            }
+            previous = (int, key)
+            if allIndices && !JSONWriter.isIndex(String(decoding: key, as: UTF8.self)) { allIndices = false }
+            guard r.i < r.end, b[r.i] == UInt8(ascii: ":") else { return false }
+            r.i += 1
+            let valueStart = r.i
+            scratch.removeAll(keepingCapacity: true)
+            guard (try? renderValue(&r, into: &scratch)) != nil,
+                  scratch.elementsEqual(UnsafeBufferPointer(rebasing: b[valueStart..<r.i])) else { return false }
+            guard r.i < r.end else { return false }
+            let c = b[r.i]
+            r.i += 1
+            if c == UInt8(ascii: ",") { continue }
+            if c == UInt8(ascii: "}") { break }
+            return false
+        }
+        // An object of array indices, at least half of them present, is written as an array
+        // (`JSONWriter`), except as a PATCH's members.
+        let array = allIndices && (previous?.int ?? 0) < 2 * count
+        return r.i == r.end && (members || !array)
+    }
+
     private static func renderValue(_ r: inout JSONReader, into out: inout [UInt8]) throws {
         switch r.peek() {
         case UInt8(ascii: "{"): try renderObject(&r, into: &out)
@@ -91,9 +156,9 @@ public enum PlainJSON {
     /// One object: its members found (each value skipped), put in key order, then written.
     /// Keys are compared as their text when none is written with escapes (their text is then
     /// the key); otherwise as decoded keys.
-    private static func renderObject(_ r: inout JSONReader, into out: inout [UInt8]) throws {
+    private static func renderObject(_ r: inout JSONReader, into out: inout [UInt8], asObject: Bool = false) throws {
         let open = r.i
-        if try renderInOrder(&r, into: &out) { return }
+        if try renderInOrder(&r, into: &out, asObject: asObject) { return }
         r.i = open + 1
         var members: [Member] = []
         var escaped = false
@@ -112,7 +177,7 @@ public enum PlainJSON {
         let end = r.i
         if escaped {
             r.i = open
-            try renderDecodedObject(&r, into: &out)
+            try renderDecodedObject(&r, into: &out, asObject: asObject)
             r.i = end
             return
         }
@@ -127,14 +192,14 @@ public enum PlainJSON {
             return KeyOrder.compareUTF16(bytes: text(x), text(y)) < 0
         }
         try write(members.count, key: { String(decoding: text(members[$0]), as: UTF8.self) }, value: { Int(members[$0].value) },
-                  &r, into: &out)
+                  asObject: asObject, &r, into: &out)
         r.i = end
     }
 
     /// An object whose keys are already in key order, none written with escapes, and not all
     /// array indices, is written member by member as it stands, with no list of its members
     /// (huge generated documents mostly are so). False, with nothing written, for any other.
-    private static func renderInOrder(_ r: inout JSONReader, into out: inout [UInt8]) throws -> Bool {
+    private static func renderInOrder(_ r: inout JSONReader, into out: inout [UInt8], asObject: Bool) throws -> Bool {
         let open = r.i
         let b = r.b
         var previous: (int: Int64, key: UnsafeBufferPointer<UInt8>)? = nil
@@ -161,7 +226,7 @@ public enum PlainJSON {
             skipColon(&r)
             if try skipValueEndsObject(&r) { break }
         }
-        if allIndices { return false }
+        if allIndices && !asObject { return false }
         let end = r.i
         r.i = open + 1
         out.append(UInt8(ascii: "{"))
@@ -186,7 +251,7 @@ public enum PlainJSON {
     }
 
     /// `renderObject` for an object with a key written with escapes: keys decoded, then sorted.
-    private static func renderDecodedObject(_ r: inout JSONReader, into out: inout [UInt8]) throws {
+    private static func renderDecodedObject(_ r: inout JSONReader, into out: inout [UInt8], asObject: Bool) throws {
         r.i += 1
         var members: [(key: SortableKey, value: Int)] = []
         while true {
@@ -197,16 +262,16 @@ public enum PlainJSON {
             if try skipValueEndsObject(&r) { break }
         }
         members.sort { SortableKey.compare($0.key, $1.key) < 0 }
-        try write(members.count, key: { members[$0].key.key }, value: { members[$0].value }, &r, into: &out)
+        try write(members.count, key: { members[$0].key.key }, value: { members[$0].value }, asObject: asObject, &r, into: &out)
     }
 
     /// Writes sorted members (key, where its value starts) as `JSONWriter` writes an object.
     /// Writes `n` sorted members (the key of each, where its value starts) as `JSONWriter`
     /// writes an object: as an array when its keys are array indices (`JSONWriter.arrayLength`).
-    private static func write(_ n: Int, key: (Int) -> String, value: (Int) -> Int,
+    private static func write(_ n: Int, key: (Int) -> String, value: (Int) -> Int, asObject: Bool = false,
                               _ r: inout JSONReader, into out: inout [UInt8]) throws {
         var arrayLength: Int? = nil
-        if n > 0, (0..<n).allSatisfy({ JSONWriter.isIndex(key($0)) }), let maxKey = Int(key(n - 1)), maxKey < 2 * n {
+        if !asObject, n > 0, (0..<n).allSatisfy({ JSONWriter.isIndex(key($0)) }), let maxKey = Int(key(n - 1)), maxKey < 2 * n {
             arrayLength = maxKey + 1
         }
         if let count = arrayLength {
@@ -287,35 +352,57 @@ public enum PlainJSON {
 
         /// One object (at `r.i`, the opening brace), whose members live `depth + 1` keys deep.
         mutating func object(depth: Int) -> Bool {
-            if depth + 1 > Limits.maxDepth { return false }
+            let open = r.i
+            switch members(depth: depth, ordered: true) {
+            case .plain: return true
+            case .notPlain: return false
+            case .outOfOrder:
+                r.i = open
+                return members(depth: depth, ordered: false) == .plain
+            }
+        }
+
+        enum Members { case plain, notPlain, outOfOrder }
+
+        /// The members of the object at `r.i`. A repeated key keeps its last value in
+        /// JSONReader: not plain. Keys are the same when their bytes are. With `ordered`, each
+        /// key must come after the one before in key order, which proves them distinct with no
+        /// memory (generated documents mostly are so); the first that does not answers
+        /// `outOfOrder`, and the object is read again keeping a hash of each key (a hash that
+        /// merely collides sends the document the ordinary way too, never the wrong way).
+        private mutating func members(depth: Int, ordered: Bool) -> Members {
+            if depth + 1 > Limits.maxDepth { return .notPlain }
             r.i += 1
             r.skipSpace()
-            if r.peek() == UInt8(ascii: "}") { return false }   // {} vanishes
+            if r.peek() == UInt8(ascii: "}") { return .notPlain }   // {} vanishes
             var seen = Set<Int>()
+            var previous: String? = nil
             while true {
                 r.skipSpace()
-                guard r.peek() == UInt8(ascii: "\"") else { return false }
-                guard let key = try? r.string() else { return false }
-                if key.utf8.first == UInt8(ascii: ".") || Limits.keyProblem(key) != nil { return false }
-                // A repeated key keeps its last value in JSONReader: not plain. Keys are the same
-                // when their bytes are; a hash that merely collides sends the document the
-                // ordinary way too, never the wrong way.
-                var hasher = Hasher()
-                var bytes = key
-                bytes.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
-                if !seen.insert(hasher.finalize()).inserted { return false }
+                guard r.peek() == UInt8(ascii: "\"") else { return .notPlain }
+                guard let key = try? r.string() else { return .notPlain }
+                if key.utf8.first == UInt8(ascii: ".") || Limits.keyProblem(key) != nil { return .notPlain }
+                if ordered {
+                    if let previous, KeyOrder.compare(previous, key) >= 0 { return .outOfOrder }
+                    previous = key
+                } else {
+                    var hasher = Hasher()
+                    var bytes = key
+                    bytes.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+                    if !seen.insert(hasher.finalize()).inserted { return .notPlain }
+                }
                 r.skipSpace()
-                guard r.peek() == UInt8(ascii: ":") else { return false }
+                guard r.peek() == UInt8(ascii: ":") else { return .notPlain }
                 r.i += 1
                 r.skipSpace()
-                guard value(depth: depth) else { return false }
+                guard value(depth: depth) else { return .notPlain }
                 r.skipSpace()
                 let c = r.peek()
                 if c == UInt8(ascii: ",") { r.i += 1; continue }
                 if c == UInt8(ascii: "}") { r.i += 1; break }
-                return false
+                return .notPlain
             }
-            return true
+            return .plain
         }
 
         /// One array (at `r.i`, the opening bracket), whose elements live `depth + 1` keys deep.

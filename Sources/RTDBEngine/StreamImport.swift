@@ -18,10 +18,17 @@ extension EmbeddedDatabase: StreamingWrites {
         try importJSON(path, from: source, as: kind, window: window, progress: progress, flatValues: true)
     }
 
+    public func importChildren(_ path: Path, from source: ByteSource, window: Int) throws {
+        _ = try importJSON(path, from: source, as: .update, window: window, progress: Progress.none, flatValues: true,
+                           distinctChildren: true)
+    }
+
     /// `importJSON`, with `flatValues` false reading every value as a `Node` (the path a value
-    /// that is not flat takes), so that tests can hold the two paths side by side.
+    /// that is not flat takes), so that tests can hold the two paths side by side; with
+    /// `distinctChildren`, an update whose entries the caller knows to be distinct single keys
+    /// (`importChildren`).
     func importJSON(_ path: Path, from source: ByteSource, as kind: ImportKind, window: Int,
-                    progress: ProgressSink, flatValues: Bool) throws -> [Path] {
+                    progress: ProgressSink, flatValues: Bool, distinctChildren: Bool = false) throws -> [Path] {
         if path.isPriority && kind == .update {
             throw RTDBError(.invalidPath, "cannot update under \(path): a priority has no children")
         }
@@ -38,7 +45,7 @@ extension EmbeddedDatabase: StreamingWrites {
         defer { try? c.exec("PRAGMA cache_size=\(EmbeddedDatabase.cacheKiB); PRAGMA shrink_memory") }
         // Not retried as other writes are: the input cannot be read a second time.
         do {
-            let sink = try ImportSink(self, c, path, kind, flatValues: flatValues)
+            let sink = try ImportSink(self, c, path, kind, flatValues: flatValues, distinctChildren: distinctChildren)
             defer { sink.close() }
             progress.begin("import", total: source.size, unit: .bytes)
             defer { progress.end() }
@@ -83,8 +90,13 @@ final class ImportSink: JSONStreamSink {
     /// `base` as a row key.
     private var baseKey: [UInt8]
     private var work: EmbeddedDatabase.IndexWork? = nil
-    /// The entries of an update, relative to the target, for the overlap check.
+    /// The entries of an update, relative to the target, for the overlap check (with
+    /// `distinctChildren`, only as many as the log names one by one).
     private var entries: [Path] = []
+    /// The caller vouches that an update's entries are distinct single keys: none can overlap.
+    private let distinctChildren: Bool
+    /// How many entries the update had.
+    private var entryCount = 0
     /// Values for `.priority` paths of an update: written last, as `update` writes them.
     private var priorityWrites: [(path: Path, value: Node)] = []
     /// The data as it was before the import, for increments (opened when one is met).
@@ -92,8 +104,10 @@ final class ImportSink: JSONStreamSink {
     /// Values that need no normalizing come as `FlatValue`s (false only to compare the paths).
     let takesFlatValues: Bool
 
-    init(_ db: EmbeddedDatabase, _ c: Connection, _ target: Path, _ kind: ImportKind, flatValues: Bool) throws {
+    init(_ db: EmbeddedDatabase, _ c: Connection, _ target: Path, _ kind: ImportKind, flatValues: Bool,
+         distinctChildren: Bool = false) throws {
         self.db = db
+        self.distinctChildren = distinctChildren
         takesFlatValues = flatValues
         self.c = c
         self.target = target
@@ -124,7 +138,8 @@ final class ImportSink: JSONStreamSink {
         if rel.isRoot { throw RTDBError(.invalidKey, "update key \(Limits.quote(key)) names no child") }
         let full = target.appending(rel)
         if full.depth > Limits.maxDepth { throw RTDBError(.tooDeep, "update path \(full) is more than \(Limits.maxDepth) levels deep") }
-        entries.append(rel)
+        entryCount += 1
+        if !distinctChildren || entries.count <= EmbeddedDatabase.logMaxPaths { entries.append(rel) }
         try beginEntryPath(full)
         return full
     }
@@ -225,7 +240,7 @@ final class ImportSink: JSONStreamSink {
             return [target]
         case .update:
             let sorted = entries.sorted { PathOrder.compare($0, $1) < 0 }
-            for i in sorted.indices.dropFirst() where sorted[i - 1].contains(sorted[i]) {
+            for i in sorted.indices.dropFirst() where !distinctChildren && sorted[i - 1].contains(sorted[i]) {
                 throw RTDBError(.invalidData, "update paths overlap: \(sorted[i - 1]) contains \(sorted[i])")
             }
             for p in priorityWrites {
@@ -233,9 +248,10 @@ final class ImportSink: JSONStreamSink {
                 try db.write(c, p.path, resolved)
             }
             if !sorted.isEmpty {
-                try db.log(c, sorted.count > EmbeddedDatabase.logMaxPaths ? [target] : sorted.map { target.appending($0) },
+                try db.log(c, entryCount > EmbeddedDatabase.logMaxPaths ? [target] : sorted.map { target.appending($0) },
                            .update(target, sorted.map { (path: $0, value: Node.null) }), copyData: false)
             }
+            if distinctChildren { return [] }
             return sorted.map { target.appending($0) }
         }
     }

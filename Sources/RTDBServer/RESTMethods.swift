@@ -173,7 +173,31 @@ extension RESTHandler {
         _ = try db.importJSON(c.path, from: BytesSource(body), as: .set, window: RESTHandler.streamedBodyBytes,
                               progress: Progress.none)
         if c.silent { return HTTPResponse(status: 204) }
-        return HTTPResponse.json(200, bytes: try body.withUnsafeBufferPointer { try PlainJSON.render($0) })
+        return HTTPResponse.json(200, bytes: try body.withUnsafeBufferPointer { b in
+            // Most often the body is its own answer: then it is sent as it is, not copied.
+            PlainJSON.rendersAsItself(b, members: false) ? nil : try PlainJSON.render(b)
+        } ?? body)
+    }
+
+    /// A huge PATCH whose body is a plain JSON object (`PlainJSON`: distinct keys of one level,
+    /// nothing to normalize) is stored by the streaming importer as an update of those children
+    /// (`StreamingWrites.importChildren`), and its answer, the members written, rendered from the
+    /// text, when nothing needs a tree: no rules, no write size budget to weigh the replaced
+    /// children against, no pretty answer. A million children then cost about their text.
+    func patchStreamed(_ c: Context) throws -> HTTPResponse? {
+        let body = c.request.body
+        guard body.count >= RESTHandler.streamedBodyBytes, body.count <= sizeLimits.maxWriteBytes,
+              !checksWrites(c.principal, c.namespace), !c.pretty, !c.path.isPriority, try writeBudget(c) == nil,
+              body.withUnsafeBufferPointer({ b in
+                  b.first(where: { $0 != 0x20 && $0 != 0x0A && $0 != 0x0D && $0 != 0x09 }) == UInt8(ascii: "{")
+                      && PlainJSON.isPlain(b, depth: c.path.count)
+              }),
+              let db = try c.database(provider).capability(StreamingWrites.self) else { return nil }
+        try db.importChildren(c.path, from: BytesSource(body), window: RESTHandler.streamedBodyBytes)
+        if c.silent { return HTTPResponse(status: 204) }
+        return HTTPResponse.json(200, bytes: try body.withUnsafeBufferPointer { b in
+            PlainJSON.rendersAsItself(b, members: true) ? nil : try PlainJSON.renderMembers(b)
+        } ?? body)
     }
 
     /// POST: a new child under a server push ID; answers `{"name": id}`.
@@ -203,6 +227,7 @@ extension RESTHandler {
     func patch(_ c: Context) throws -> HTTPResponse {
         try WriteCheck.writable(c.path)
         try refuseIfMatch(c, "PATCH")
+        if let response = try patchStreamed(c) { return response }
         let bytes = try bodyBytes(c)
         let raw: [Node.Entry]?
         do {

@@ -50,7 +50,9 @@ extension RESTHandler {
 
     /// Refuses a write whose estimated cost is over its `writeSizeLimit` (or the server's
     /// default): `sent` bytes of body, and the data now at `replaced`.
-    func checkWriteSize(_ c: Context, sent: Int, replaced: [Path]) throws {
+    /// The bytes a write may cost under its `writeSizeLimit` (the request's, or the server's
+    /// default), nil when unlimited.
+    func writeBudget(_ c: Context) throws -> Int? {
         var limit = sizeLimits.defaultWriteSizeLimit
         if let asked = c.request.queryValue("writeSizeLimit") {
             guard let l = WriteSizeLimit(rawValue: asked) else {
@@ -58,7 +60,11 @@ extension RESTHandler {
             }
             limit = l
         }
-        guard let budget = sizeLimits.budget(limit) else { return }
+        return sizeLimits.budget(limit)
+    }
+
+    func checkWriteSize(_ c: Context, sent: Int, replaced: [Path]) throws {
+        guard let budget = try writeBudget(c) else { return }
         var cost = sent
         if cost > budget { throw RESTError(400, ServeLimits.writeTooLarge) }
         let db = try c.database(provider)

@@ -50,6 +50,7 @@ struct PlainJSONTests {
         "1", #""s""#, "null", "{}", "[]", "[null]", "[1,null,3]",
         #"{"a":null}"#, #"{"a":{}}"#, #"{"a":[]}"#, #"{"a":[1,null]}"#, #"{"a":[{}]}"#, #"{"a":[[]]}"#,
         #"{"a":[1,]}"#, #"{"a":[1}"#, #"{"a":[{".priority":1,"x":2}]}"#, #"{"a":[1 2]}"#, #"{"a":1,"a":2}"#, #"{"a":{"x":1},"a":{"y":2}}"#,
+        #"{"b":1,"a":2,"b":3}"#, #"{"a":1,"c":2,"b":3,"c":4}"#, #"{"2":1,"10":2,"2":3}"#,
         #"{".priority":1,"a":2}"#, #"{".value":1}"#, #"{"a":{".sv":"timestamp"}}"#, #"{"a/b":1}"#, #"{"a.b":1}"#,
         #"{"a":1"#, #"{"a":1}x"#, #"{"a":tru}"#, #"{"a":1e999}"#, #"{"a":"\ud800"}"#, #"{"\u00e9":1,"é":2}"#, #"{"esc\/aped":1}"#,
     ]
@@ -63,6 +64,42 @@ struct PlainJSONTests {
         let nested = String(repeating: #"{"k":"#, count: 5) + "1" + String(repeating: "}", count: 5)
         #expect(plain(nested, depth: Limits.maxDepth - 5))
         #expect(!plain(nested, depth: Limits.maxDepth - 4))
+    }
+
+    /// A PATCH's answer: the members in key order, always an object, values as `render`.
+    @Test(arguments: [
+        (#"{"b":[1,2],"a":{"y":1,"x":[true]}}"#, #"{"a":{"x":[true],"y":1},"b":[1,2]}"#),
+        (#"{"1":"a","0":"b"}"#, #"{"0":"b","1":"a"}"#),
+        (#"{"0":"b","1":"a"}"#, #"{"0":"b","1":"a"}"#),
+        (#"{"k\u00e9":1,"a":2}"#, #"{"a":2,"ké":1}"#),
+    ])
+    func membersRenderAsAnObjectInKeyOrder(_ text: String, _ expected: String) throws {
+        #expect(plain(text))
+        var t = text
+        let got = String(decoding: try t.withUTF8 { try PlainJSON.renderMembers($0) }, as: UTF8.self)
+        #expect(got == expected)
+    }
+
+    /// `rendersAsItself` says yes exactly when the rendering is the text itself, for a PUT's
+    /// answer and for a PATCH's members.
+    @Test(arguments: plainDocuments + [
+        #"{"a":1,"b":"x"}"#, #"{"a":[1,2],"b":{"c":true,"d":-3}}"#, #"{"0":"a","1":"b"}"#, #"{"0":"a","2":"b"}"#,
+        #"{"a":1.5,"b":"tab\there"}"#, #"{"a":1.50}"#, #"{"b":1,"a":2}"#, #"{"a":{"1":2,"0":1}}"#, #"{"a":[1]} "#,
+    ])
+    func aDocumentRendersAsItselfExactlyWhenItsRenderingIsItsText(_ text: String) throws {
+        guard plain(text), text.hasPrefix("{") else { return }
+        var t = text
+        let asPut = try t.withUTF8 { (PlainJSON.rendersAsItself($0, members: false), try PlainJSON.render($0)) }
+        #expect(asPut.0 == (asPut.1 == Array(text.utf8)), "\(text) as a PUT")
+        let asPatch = try t.withUTF8 { (PlainJSON.rendersAsItself($0, members: true), try PlainJSON.renderMembers($0)) }
+        #expect(asPatch.0 == (asPatch.1 == Array(text.utf8)), "\(text) as a PATCH")
+    }
+
+    @Test func aGeneratedDocumentIsItsOwnAnswer() {
+        let doc = "{" + (1_000..<2_000).map { #""k\#($0)":{"n":\#($0),"tags":["a","b"]}"# }.joined(separator: ",") + "}"
+        var t = doc
+        #expect(t.withUTF8 { PlainJSON.rendersAsItself($0, members: false) })
+        #expect(t.withUTF8 { PlainJSON.rendersAsItself($0, members: true) })
     }
 
     @Test func arraysCountInTheDepth() {
