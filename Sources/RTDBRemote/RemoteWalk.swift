@@ -95,7 +95,18 @@ struct RemoteWalk {
         var written = 0      // children written (array: the next index)
         var i = 0
         var pageSize = RemoteDatabase.walkFirstPage
+        // Children far larger than a page are walked one by one rather than read whole: one
+        // answer of hundreds of megabytes could outlast the timeout, which bounds each request.
+        // Set once two of them together were refused, or one weighed more than four pages.
+        var walkEach = false
         while i < keys.count {
+            if walkEach {
+                separator(key: keys[i], written: &written, array: arrayLength != nil, level: level)
+                try self.node(path.appending(keys[i]), level: level + 1)
+                i += 1
+                try flushIfLarge()
+                continue
+            }
             let n = min(pageSize, keys.count - i)
             let page = Array(keys[i..<(i + n)])
             let query = Query(order: .key, start: Query.Bound(.string(page[0])), end: Query.Bound(.string(page[n - 1])), limit: .first(n))
@@ -105,6 +116,7 @@ struct RemoteWalk {
             if RemoteErrors.isResponseTooLarge(r) {
                 if n > 1 {
                     pageSize = max(1, n / 2)
+                    if n == 2 { walkEach = true }
                     continue
                 }
                 // One child too large alone: walk it.
@@ -124,6 +136,7 @@ struct RemoteWalk {
             i += n
             // The next page aims at the target size, from what this one weighed per child.
             let perChild = max(1, r.body.count / n)
+            if perChild > 4 * RemoteDatabase.walkPageBytes { walkEach = true }
             pageSize = min(RemoteDatabase.walkMaxPage, max(1, RemoteDatabase.walkPageBytes / perChild))
             try flushIfLarge()
         }
