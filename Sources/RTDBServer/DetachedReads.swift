@@ -38,6 +38,9 @@ final class DetachedReads {
         self.loop = loop
     }
 
+    /// Reads started or waiting: a stopping server answers them first.
+    var isRunning: Bool { !finished.isEmpty || !waiting.isEmpty }
+
     /// Runs `job` (now, or when a place frees); `finished` runs on the loop with its answer.
     func start(_ job: DetachedWrites.Job, finished: @escaping (HTTPResponse) -> Void) {
         loop.assertOnLoop()

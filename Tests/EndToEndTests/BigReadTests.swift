@@ -1,6 +1,11 @@
 import Foundation
 import Testing
 import RTDBCore
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// Reads of large values from `rtdb serve`, as a client that wants to stall the server would
 /// ask for them: a read past the response limit is refused after counting to the limit (not
@@ -86,6 +91,24 @@ import RTDBCore
         let text = try String(contentsOfFile: out, encoding: .utf8)
         let same = try JSONWriter.string(JSONReader.parse(text)) == sb.get("/")
         #expect(same, "the big answer differs from the file's value")
+    }
+
+    @Test func aServerToldToStopAnswersTheLargeReadItIsRendering() throws {
+        let sb = BigReadTests.filled()
+        let server = try #require(ServeProcess(sb))
+        let out = sb.dir + "/all.json"
+        let big = try #require(sb.background(["curl", "-s", "-o", out, "-w", "%{http_code}", server.url + "/.json?print=pretty"], name: "big"))
+        // The read has reached the server (a one-leaf read on another connection was answered
+        // after it arrived), then the server is told to stop.
+        usleep(300_000)
+        #expect(curl(sb, [server.url + "/leaf.json"]).body == #""here""#)
+        kill(server.child.pid, SIGTERM)
+        _ = big.wait(timeout: 120)
+        #expect(big.stdout == "200")
+        let text = try String(contentsOfFile: out, encoding: .utf8)
+        let same = try JSONWriter.string(JSONReader.parse(text)) == sb.get("/")
+        #expect(same, "the answer sent while stopping is not the whole value")
+        _ = server.child.wait(timeout: 60)
     }
 
     @Test func aWalkedGetKeepsToAPerPageTimeoutAndCountsBytes() throws {
