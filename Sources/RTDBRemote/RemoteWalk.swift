@@ -27,9 +27,14 @@ extension RemoteDatabase: StreamingReads {
             try write(out)
             return
         }
+        // The progress counts the bytes of the answers read: how many requests and children a
+        // walk takes is not known before it is done.
+        progress.begin("export", total: nil, unit: .bytes)
+        defer { progress.end() }
         try withoutActuallyEscaping(write) { write in
             var walk = RemoteWalk(db: self, export: export, pretty: pretty, progress: progress, write: write)
-            try walk.node(path, level: 0, top: true)
+            walk.bytesRead = Int64(r.body.count)
+            try walk.node(path, level: 0)
             try walk.flush()
         }
     }
@@ -45,6 +50,8 @@ struct RemoteWalk {
     var out: [UInt8] = []
     /// Requests made, for the benchmarks and the tests.
     var requests = 1
+    /// The bytes of the answers read so far (the progress shown).
+    var bytesRead: Int64 = 0
 
     init(db: RemoteDatabase, export: Bool, pretty: Bool, progress: ProgressSink, write: @escaping ([UInt8]) throws -> Void) {
         self.db = db
@@ -62,11 +69,16 @@ struct RemoteWalk {
 
     mutating func get(_ path: Path, _ params: [(name: String, value: String)]) throws -> HTTPClientResponse {
         requests += 1
-        return try db.send("GET", path, params: params, idempotent: true)
+        // Each page is one request, bounded by the client's timeout on its own: a walk of any
+        // size never runs into it as long as every page is answered in time.
+        let r = try db.send("GET", path, params: params, idempotent: true)
+        bytesRead += Int64(r.body.count)
+        progress.update(done: bytesRead)
+        return r
     }
 
     /// Writes the node at `path`, `level` deep, walking it page by page.
-    mutating func node(_ path: Path, level: Int, top: Bool) throws {
+    mutating func node(_ path: Path, level: Int) throws {
         guard let children = try childKeys(path) else {
             // Not an object after all (it changed meanwhile): small enough to read.
             let v = try db.value(try get(path, export ? [("format", "export")] : []), "a read of \(path)")
@@ -79,13 +91,22 @@ struct RemoteWalk {
             priority = try db.value(try get(path.priority, []), "a read of \(path.priority)")
         }
         let arrayLength = export ? nil : JSONWriter.arrayLength(children)
-        if top { progress.begin("export", total: Int64(keys.count), unit: .items("children")) }
-        defer { if top { progress.end() } }
         out.append(arrayLength != nil ? UInt8(ascii: "[") : UInt8(ascii: "{"))
         var written = 0      // children written (array: the next index)
         var i = 0
         var pageSize = RemoteDatabase.walkFirstPage
+        // Children far larger than a page are walked one by one rather than read whole: one
+        // answer of hundreds of megabytes could outlast the timeout, which bounds each request.
+        // Set once two of them together were refused, or one weighed more than four pages.
+        var walkEach = false
         while i < keys.count {
+            if walkEach {
+                separator(key: keys[i], written: &written, array: arrayLength != nil, level: level)
+                try self.node(path.appending(keys[i]), level: level + 1)
+                i += 1
+                try flushIfLarge()
+                continue
+            }
             let n = min(pageSize, keys.count - i)
             let page = Array(keys[i..<(i + n)])
             let query = Query(order: .key, start: Query.Bound(.string(page[0])), end: Query.Bound(.string(page[n - 1])), limit: .first(n))
@@ -95,13 +116,13 @@ struct RemoteWalk {
             if RemoteErrors.isResponseTooLarge(r) {
                 if n > 1 {
                     pageSize = max(1, n / 2)
+                    if n == 2 { walkEach = true }
                     continue
                 }
                 // One child too large alone: walk it.
                 separator(key: page[0], written: &written, array: arrayLength != nil, level: level)
-                try self.node(path.appending(page[0]), level: level + 1, top: false)
+                try self.node(path.appending(page[0]), level: level + 1)
                 i += 1
-                if top { progress.update(done: Int64(i)) }
                 try flushIfLarge()
                 continue
             }
@@ -113,9 +134,9 @@ struct RemoteWalk {
                 JSONWriter(pretty: pretty, export: export).write(child, into: &out, level: level + 1)
             }
             i += n
-            if top { progress.update(done: Int64(i)) }
             // The next page aims at the target size, from what this one weighed per child.
             let perChild = max(1, r.body.count / n)
+            if perChild > 4 * RemoteDatabase.walkPageBytes { walkEach = true }
             pageSize = min(RemoteDatabase.walkMaxPage, max(1, RemoteDatabase.walkPageBytes / perChild))
             try flushIfLarge()
         }

@@ -44,6 +44,9 @@ public final class RESTHandler {
     public var security = SecurityOptions()
     /// The read and write size limits (ServeLimits.swift).
     public var sizeLimits = ServeLimits()
+    /// Plain reads are first bounded from their rows and refused past the response limit
+    /// without rendering (set on the copies that answer large reads, DetachedReads.swift).
+    var boundsReads = false
     /// Rules put at run time, by the data they govern (`NamespaceProvider.rulesScope`): they
     /// replace `security.rules` for every namespace that names that data.
     var namespaceRules: [String: RuleSet] = [:]
@@ -73,6 +76,7 @@ public final class RESTHandler {
         h.security = security
         h.namespaceRules = namespaceRules
         h.storedRulesRead = storedRulesRead
+        h.sizeLimits = sizeLimits
         h.clock = clock
         // A generator of its own (a copy would continue this one's sequence and could repeat
         // a key made here in the same millisecond).

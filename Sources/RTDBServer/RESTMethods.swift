@@ -38,6 +38,7 @@ extension RESTHandler {
             throw RESTError(400, "ETags describe a whole location: they cannot be combined with shallow or a query")
         }
 
+        try checkReadBound(c, shallow: shallow, filtered: filtered)
         let db = try c.database(provider)
         if !shallow && !etagWanted && ifNoneMatch == nil && r.queryValue("print") != "pretty",
            let streaming = db.capability(StreamingReads.self),

@@ -16,6 +16,7 @@ extension RESTHandler {
         // The window's keys, found by seeking to each, then each child from its rows.
         guard let keys = try db.capability(KeyWindowReads.self)?.windowKeys(c.path, query) else { return nil }
         if keys.isEmpty { return Array("null".utf8) }
+        try checkWindowBound(c, db, keys)
         let window = keys.map { Node.Entry($0, .bool(true)) }
         let array = export ? nil : JSONWriter.arrayLength(window)
         try body.append([array == nil ? UInt8(ascii: "{") : UInt8(ascii: "[")])

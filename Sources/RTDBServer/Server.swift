@@ -171,8 +171,10 @@ public final class Server {
             core.stopping = true
             core.serveQueued()
             // A write running away from the loop is waited for (it may be acknowledged yet), and
-            // so are answers still with the sender's thread (their connections are told after).
-            if core.detached.isRunning || !core.commit.isEmpty || core.sender?.isBusy == true { return }
+            // so are answers still with the sender's thread (their connections are told after)
+            // and large reads still being rendered on theirs (they arrived before the stop).
+            if core.detached.isRunning || core.detachedReads.isRunning || !core.commit.isEmpty
+                || core.sender?.isBusy == true { return }
             loop.stop()
             return
         }

@@ -40,6 +40,8 @@ final class ServerConnection {
     /// the next one never moves the rest).
     private var queue: [Work] = []
     private var queueHead = 0
+    /// Waiting for the answer of a write (the group commit) or of a large read (its thread):
+    /// the next requests wait, so that answers keep their order.
     private var waitingForCommit = false
     /// In the core's list of connections with work to run.
     var scheduled = false
@@ -288,6 +290,15 @@ final class ServerConnection {
         let started = monotonicNanos()
         if isUpgrade {
             upgrade(req, started: started)
+            return
+        }
+        if core.rest.isLargeRead(req) {
+            // Answered by another thread; this connection's next requests wait for it.
+            waitingForCommit = true
+            core.runDetachedRead(req) { [self] response in
+                respond(req, response, started: started)
+                writeDone()
+            }
             return
         }
         switch core.http.read(req) {

@@ -28,6 +28,8 @@ final class ServerCore {
     let detached: DetachedWrites
     /// Request bodies being received, bounded across connections.
     let bodies: BodiesInFlight
+    /// Reads of large values, answered away from the loop.
+    let detachedReads: DetachedReads
     /// Writes a commit's answers and events while the loop reads on (nil: no thread to be
     /// had, the loop writes them).
     let sender: OutputSender?
@@ -64,6 +66,7 @@ final class ServerCore {
         self.realtime = RealtimeHandler(rest: rest, namespaces: namespaces, streams: streams, log: log)
         self.commit = GroupCommit(storage: namespaces)
         self.detached = DetachedWrites(loop: loop)
+        self.detachedReads = DetachedReads(loop: loop)
         streams.deliver = { [weak self] subs, event in self?.deliver(subs, event) }
         streams.builder = EventBuilder(loop: loop, holding: commit)
         namespaces.keepOpen = { [weak streams] f in streams?.follows(f) ?? false }
@@ -185,6 +188,15 @@ final class ServerCore {
             if let file { committed([file]) }
             answer(response)
         }
+    }
+
+    /// Starts `request`, a read of a large value, on its own thread (see DetachedReads);
+    /// `answer` runs on the loop with its response.
+    func runDetachedRead(_ request: HTTPRequest, answer: @escaping (HTTPResponse) -> Void) {
+        let own = namespaces.detachedCopy()
+        let handler = rest.detachedCopy(provider: own)
+        handler.boundsReads = true
+        detachedReads.start(DetachedWrites.Job(request: request, handler: handler, namespaces: own), finished: answer)
     }
 
     /// Sends the new commits of `files` to the streams and listens that follow them.
