@@ -71,15 +71,7 @@ public enum PlainJSON {
             let key = UnsafeBufferPointer(rebasing: b[keyStart..<(r.i - 1)])
             if key.contains(UInt8(ascii: "\\")) { return false }
             let int = KeyOrder.intValue(bytes: key).map(Int64.init) ?? Int64.max
-            if let p = previous {
-                let before: Bool
-                if p.int != Int64.max || int != Int64.max, p.int != int || p.key.count != key.count {
-                    before = p.int != int ? p.int < int : p.key.count < key.count
-                } else {
-                    before = KeyOrder.compareUTF16(bytes: p.key, key) < 0
-                }
-                if !before { return false }
-            }
+            if let p = previous, !comesAfter(key, int, p) { return false }
             previous = (int, key)
             if allIndices && !JSONWriter.isIndex(String(decoding: key, as: UTF8.self)) { allIndices = false }
             guard r.i < r.end, b[r.i] == UInt8(ascii: ":") else { return false }
@@ -212,15 +204,7 @@ public enum PlainJSON {
             let key = UnsafeBufferPointer(rebasing: b[keyStart..<(r.i - 1)])
             if key.contains(UInt8(ascii: "\\")) { return false }
             let int = KeyOrder.intValue(bytes: key).map(Int64.init) ?? Int64.max
-            if let p = previous {
-                let before: Bool
-                if p.int != Int64.max || int != Int64.max, p.int != int || p.key.count != key.count {
-                    before = p.int != int ? p.int < int : p.key.count < key.count
-                } else {
-                    before = KeyOrder.compareUTF16(bytes: p.key, key) < 0
-                }
-                if !before { return false }
-            }
+            if let p = previous, !comesAfter(key, int, p) { return false }
             previous = (int, key)
             if allIndices && !JSONWriter.isIndex(String(decoding: key, as: UTF8.self)) { allIndices = false }
             skipColon(&r)
@@ -248,6 +232,18 @@ public enum PlainJSON {
         out.append(UInt8(ascii: "}"))
         r.i = end
         return true
+    }
+
+    /// Whether `key` (read as the integer `int`, `Int64.max` for none) comes after `previous`
+    /// in key order: integers first, by value, then the rest by their UTF-16 code units.
+    @inline(__always)
+    private static func comesAfter(_ key: UnsafeBufferPointer<UInt8>, _ int: Int64,
+                                   _ previous: (int: Int64, key: UnsafeBufferPointer<UInt8>)) -> Bool {
+        let p = previous
+        if p.int != Int64.max || int != Int64.max, p.int != int || p.key.count != key.count {
+            return p.int != int ? p.int < int : p.key.count < key.count
+        }
+        return KeyOrder.compareUTF16(bytes: p.key, key) < 0
     }
 
     /// `renderObject` for an object with a key written with escapes: keys decoded, then sorted.
