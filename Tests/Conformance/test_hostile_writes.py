@@ -87,6 +87,9 @@ def test_a_huge_patch_with_a_stream_elsewhere_stalls_no_reader_and_costs_little_
         assert worst < 0.75, "a small read waited %.3f s during the huge patch" % worst
         grown_mb = (peak_kb(server.pid) - before_kb) / 1024
         assert grown_mb < 2.5 * len(body) / MiB, "peak grew by %.0f MB for a %.0f MB body" % (grown_mb, len(body) / MiB)
+        # Every child is stored.
+        for k in (0, 12, 500_000, 999_999):
+            assert http(server, "GET", "/m/c%07d.json" % k).json() == k
         # The stream on one child hears of its child alone.
         assert one.events(1, timeout=30) == [("put", '{"path":"/","data":12}')]
         assert http(server, "PUT", "/elsewhere.json", 5).status == 200
