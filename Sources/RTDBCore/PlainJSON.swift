@@ -59,8 +59,7 @@ public enum PlainJSON {
         var r = JSONReader(json)
         let b = r.b
         r.i = 1
-        var previous: (int: Int64, key: UnsafeBufferPointer<UInt8>)? = nil
-        var allIndices = true
+        var keys = OrderedKeys()
         var count: Int64 = 0
         var scratch: [UInt8] = []
         while true {
@@ -70,10 +69,7 @@ public enum PlainJSON {
             guard (try? r.skipString()) != nil else { return false }
             let key = UnsafeBufferPointer(rebasing: b[keyStart..<(r.i - 1)])
             if key.contains(UInt8(ascii: "\\")) { return false }
-            let int = KeyOrder.intValue(bytes: key).map(Int64.init) ?? Int64.max
-            if let p = previous, !comesAfter(key, int, p) { return false }
-            previous = (int, key)
-            if allIndices && !JSONWriter.isIndex(String(decoding: key, as: UTF8.self)) { allIndices = false }
+            if !keys.next(key) { return false }
             guard r.i < r.end, b[r.i] == UInt8(ascii: ":") else { return false }
             r.i += 1
             let valueStart = r.i
@@ -89,7 +85,7 @@ public enum PlainJSON {
         }
         // An object of array indices, at least half of them present, is written as an array
         // (`JSONWriter`), except as a PATCH's members.
-        let array = allIndices && (previous?.int ?? 0) < 2 * count
+        let array = keys.allIndices && (keys.previous?.int ?? 0) < 2 * count
         return r.i == r.end && (members || !array)
     }
 
@@ -194,8 +190,7 @@ public enum PlainJSON {
     private static func renderInOrder(_ r: inout JSONReader, into out: inout [UInt8], asObject: Bool) throws -> Bool {
         let open = r.i
         let b = r.b
-        var previous: (int: Int64, key: UnsafeBufferPointer<UInt8>)? = nil
-        var allIndices = true
+        var keys = OrderedKeys()
         r.i += 1
         while true {
             r.skipSpace()
@@ -203,14 +198,11 @@ public enum PlainJSON {
             try r.skipString()
             let key = UnsafeBufferPointer(rebasing: b[keyStart..<(r.i - 1)])
             if key.contains(UInt8(ascii: "\\")) { return false }
-            let int = KeyOrder.intValue(bytes: key).map(Int64.init) ?? Int64.max
-            if let p = previous, !comesAfter(key, int, p) { return false }
-            previous = (int, key)
-            if allIndices && !JSONWriter.isIndex(String(decoding: key, as: UTF8.self)) { allIndices = false }
+            if !keys.next(key) { return false }
             skipColon(&r)
             if try skipValueEndsObject(&r) { break }
         }
-        if allIndices && !asObject { return false }
+        if keys.allIndices && !asObject { return false }
         let end = r.i
         r.i = open + 1
         out.append(UInt8(ascii: "{"))
@@ -232,6 +224,23 @@ public enum PlainJSON {
         out.append(UInt8(ascii: "}"))
         r.i = end
         return true
+    }
+
+    /// The keys of one object, met one by one: whether each comes after the one before in key
+    /// order, and whether all so far are array indices.
+    private struct OrderedKeys {
+        var previous: (int: Int64, key: UnsafeBufferPointer<UInt8>)? = nil
+        var allIndices = true
+
+        /// Takes the next key (its text, written without escapes); false when it does not come
+        /// after the one before.
+        mutating func next(_ key: UnsafeBufferPointer<UInt8>) -> Bool {
+            let int = KeyOrder.intValue(bytes: key).map(Int64.init) ?? Int64.max
+            if let p = previous, !PlainJSON.comesAfter(key, int, p) { return false }
+            previous = (int, key)
+            if allIndices && !JSONWriter.isIndex(String(decoding: key, as: UTF8.self)) { allIndices = false }
+            return true
+        }
     }
 
     /// Whether `key` (read as the integer `int`, `Int64.max` for none) comes after `previous`

@@ -20,52 +20,25 @@ import RTDBWire
 /// the response limit of memory); more wait here, in order, and start as others end.
 ///
 /// Ownership: a job goes to its thread whole; what the loop needs when it ends (its callback)
-/// stays here, keyed by the job's number.
+/// stays on the loop (`OffLoopWork`).
 final class DetachedReads {
     /// Reads whose JSON is at least this large run away from the loop.
     static let threshold = 256 << 10
     /// Large reads running at once; the rest wait their turn.
     static let maxRunning = 4
 
-    private let loop: EventLoop
-    /// What runs on the loop when each started job ends, by job number.
-    private var finished: [UInt64: (HTTPResponse) -> Void] = [:]
-    /// Jobs waiting for a free place, in arrival order.
-    private var waiting: [(job: DetachedWrites.Job, finished: (HTTPResponse) -> Void)] = []
-    private var nextNumber: UInt64 = 0
+    private let work: OffLoopWork<HTTPResponse>
 
     init(loop: EventLoop) {
-        self.loop = loop
+        work = OffLoopWork(loop: loop, maxRunning: DetachedReads.maxRunning)
     }
 
     /// Reads started or waiting: a stopping server answers them first.
-    var isRunning: Bool { !finished.isEmpty || !waiting.isEmpty }
+    var isRunning: Bool { work.isRunning }
 
     /// Runs `job` (now, or when a place frees); `finished` runs on the loop with its answer.
     func start(_ job: DetachedWrites.Job, finished: @escaping (HTTPResponse) -> Void) {
-        loop.assertOnLoop()
-        guard self.finished.count < DetachedReads.maxRunning else {
-            waiting.append((job, finished))
-            return
-        }
-        let number = nextNumber
-        nextNumber += 1
-        self.finished[number] = finished
-        let me = LoopBound(self, on: loop.handle)
-        // No thread to be had: it runs here rather than not at all.
-        _ = startDetachedThread(orHere: true) {
-            let response = job.run()
-            me.handle.execute { me.value.end(number, response) }
-        }
-    }
-
-    /// On the loop: a job ended; the next waiting one takes its place.
-    private func end(_ number: UInt64, _ response: HTTPResponse) {
-        finished.removeValue(forKey: number)?(response)
-        if !waiting.isEmpty {
-            let next = waiting.removeFirst()
-            start(next.job, finished: next.finished)
-        }
+        work.start({ job.run() }, done: finished)
     }
 }
 

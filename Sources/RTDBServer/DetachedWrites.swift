@@ -18,7 +18,7 @@ import RTDBWire
 /// throughout; other writes wait for the huge one, as they would for its lock.
 ///
 /// Ownership: a `Job` goes to its thread whole (the loop keeps no reference to it); what the
-/// loop needs when the job ends (its callback) stays here, keyed by the job's number.
+/// loop needs when the job ends (its callback) stays on the loop (`OffLoopWork`).
 ///
 /// Memory: the body is held once (the HTTP reader reserves its declared length instead of
 /// doubling a buffer), and the engine stores a plain JSON body row by row as it reads it
@@ -53,16 +53,13 @@ final class DetachedWrites {
         }
     }
 
-    private let loop: EventLoop
-    /// What runs on the loop when each started job ends, by job number.
-    private var finished: [UInt64: (HTTPResponse) -> Void] = [:]
-    private var nextNumber: UInt64 = 0
+    private let work: OffLoopWork<HTTPResponse>
 
     init(loop: EventLoop) {
-        self.loop = loop
+        work = OffLoopWork(loop: loop)
     }
 
-    var isRunning: Bool { !finished.isEmpty }
+    var isRunning: Bool { work.isRunning }
 
     /// Whether `request` (a write) is one to run away from the loop.
     static func wants(_ request: HTTPRequest) -> Bool {
@@ -71,20 +68,6 @@ final class DetachedWrites {
 
     /// Starts `job` on a new thread; `finished` runs on the loop with its answer.
     func start(_ job: Job, finished: @escaping (HTTPResponse) -> Void) {
-        loop.assertOnLoop()
-        let number = nextNumber
-        nextNumber += 1
-        self.finished[number] = finished
-        let me = LoopBound(self, on: loop.handle)
-        // No thread to be had: it runs here rather than not at all.
-        _ = startDetachedThread(orHere: true) {
-            let response = job.run()
-            me.handle.execute { me.value.end(number, response) }
-        }
-    }
-
-    /// On the loop: a job ended.
-    private func end(_ number: UInt64, _ response: HTTPResponse) {
-        finished.removeValue(forKey: number)?(response)
+        work.start({ job.run() }, done: finished)
     }
 }

@@ -17,8 +17,8 @@ import RTDBNet
 /// batches), so the thread reads the data as that write left it: every event is exact, as
 /// when it is built on the loop. Reads go on: the file is in WAL mode.
 ///
-/// Ownership: a `Request` and its `Result` are values; what the loop needs when the thread ends
-/// (its callback) stays here, keyed by the build's number, as in `DetachedWrites`.
+/// Ownership: a `Request` and its outcomes are values; what the loop needs when the thread ends
+/// (its callback) stays on the loop (`OffLoopWork`).
 final class EventBuilder {
     struct ViewState: Sendable {
         let path: Path
@@ -40,38 +40,25 @@ final class EventBuilder {
         case failed
     }
 
-    private let loop: EventLoop
+    private let work: OffLoopWork<[Outcome]>
     /// This server's writes, held while a build runs.
     private let writes: GroupCommit?
-    private var finished: [UInt64: ([Outcome]) -> Void] = [:]
-    private var nextNumber: UInt64 = 0
 
     init(loop: EventLoop, holding writes: GroupCommit?) {
-        self.loop = loop
+        work = OffLoopWork(loop: loop)
         self.writes = writes
     }
 
-    var isRunning: Bool { !finished.isEmpty }
+    var isRunning: Bool { work.isRunning }
 
     /// Starts building `request` on a new thread; `done` runs on the loop with one outcome per
     /// view, in order.
     func start(_ request: Request, done: @escaping ([Outcome]) -> Void) {
-        loop.assertOnLoop()
-        let number = nextNumber
-        nextNumber += 1
-        finished[number] = done
         writes?.holdForEvents()
-        let me = LoopBound(self, on: loop.handle)
-        _ = startDetachedThread(orHere: true) {
-            let outcomes = EventBuilder.build(request)
-            me.handle.execute { me.value.end(number, outcomes) }
+        work.start({ EventBuilder.build(request) }) { [writes] outcomes in
+            writes?.eventsBuilt()
+            done(outcomes)
         }
-    }
-
-    /// On the loop: a build ended.
-    private func end(_ number: UInt64, _ outcomes: [Outcome]) {
-        writes?.eventsBuilt()
-        finished.removeValue(forKey: number)?(outcomes)
     }
 
     /// The work itself, on any thread (and inline where there is no loop).
