@@ -173,6 +173,20 @@ extension EmbeddedDatabase {
         }
     }
 
+    /// Whether reading `entry` back for a reader of `location` (`change(of:at:)`) would read more
+    /// than `cap` bytes of JSON, counted from the rows and no further than the cap: a server
+    /// reads a large one away from its loop, a small one (a priority change) at once.
+    public func readsMore(_ entry: FeedEntry, at location: Path, than cap: Int) throws -> Bool {
+        guard case .touched(let touched) = entry.content else { return false }
+        let near = touched.near(location)
+        var total = 0
+        for p in near.covers ? [location] : near.below {
+            total += try jsonBytesAtLeast(p, stoppingAbove: cap - total)
+            if total > cap { return true }
+        }
+        return false
+    }
+
     /// What `entry` changed, as far as a reader of `location` sees it (the root: all of it). A
     /// recorded write is returned as it was made. For a touched one, the current values of the
     /// touched paths near the location are read, and only those: nil when none is near; the

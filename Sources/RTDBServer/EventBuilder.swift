@@ -40,6 +40,11 @@ final class EventBuilder {
         case failed
     }
 
+    /// A view reads a write back away from the loop when that is more than this many bytes of
+    /// JSON (counted from its rows first, up to this much); a smaller one (a priority change)
+    /// is read at once, and its events go out before the writer's answer as any other's.
+    static let threshold = 256 << 10
+
     private let work: OffLoopWork<[Outcome]>
     /// This server's writes, held while a build runs.
     private let writes: GroupCommit?

@@ -167,7 +167,8 @@ final class ServerStreams {
 
     /// Reads the file's new commits and sends their events, in commit order. With nothing new
     /// it costs one look-up in the feed, whatever the number of views. A write known by its
-    /// paths alone that a whole-location view must read back is built away from the loop
+    /// paths alone that a whole-location view must read back, past `EventBuilder.threshold`
+    /// bytes, is built away from the loop
     /// (`EventBuilder`, when the server gave one): the feed of that file stops there until the
     /// events are built, and goes on from the next entry.
     func pump(file: String, db: EmbeddedDatabase) throws {
@@ -189,7 +190,8 @@ final class ServerStreams {
             for entry in entries {
                 let concerned = group.views(concernedBy: entry)
                 if let builder, case .touched = entry.content,
-                   case let plain = concerned.filter({ $0.query == nil && entry.seq > $0.seq }), !plain.isEmpty {
+                   case let plain = concerned.filter({ $0.query == nil && entry.seq > $0.seq }), !plain.isEmpty,
+                   try plain.contains(where: { try db.readsMore(entry, at: $0.path, than: EventBuilder.threshold) }) {
                     for v in concerned where v.query != nil && entry.seq > v.seq { dirtyQueries.add([v]) }
                     position = entry.seq
                     build(entry, for: plain, in: group, file: file, db: db, with: builder)

@@ -8,11 +8,14 @@ import RTDBNet
 /// (`EventBuilder`), over a real server: every stream still hears what concerns it, in commit
 /// order, and a stream elsewhere hears nothing.
 @Suite(.serialized) struct BuiltEventsTests {
-    /// An object of `count` children `k0` … with their index as value: over the feed's copy
-    /// limit past 2,000, yet a small body (written on the loop, not detached).
+    /// An object of `count` children `k0` … with their index as value, and a `pad` of 256 KiB:
+    /// over the feed's copy limit, yet a body under 1 MiB (written on the loop, not detached).
     func children(_ count: Int, plus: Int = 0) -> String {
-        "{" + (0..<count).map { "\"k\($0)\":\($0 + plus)" }.joined(separator: ",") + "}"
+        "{" + (0..<count).map { "\"k\($0)\":\($0 + plus)" }.joined(separator: ",") + ",\"pad\":\"" + BuiltEventsTests.pad + "\"}"
     }
+
+    /// Makes every written value larger than `EventBuilder.threshold`: built off the loop.
+    static let pad = String(repeating: "p", count: EventBuilder.threshold)
 
     @Test func streamsAtAboveAndInsideALargeWriteHearItInOrder() throws {
         try withServerOnFreshFile { server, _ in
