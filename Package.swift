@@ -1,13 +1,38 @@
 // swift-tools-version:6.0
 import PackageDescription
+#if os(Linux)
+import Glibc
+#endif
+
+// Packed relative relocations (DT_RELR) need glibc 2.36 or later at run time: a binary linked
+// with them names GLIBC_ABI_DT_RELR and an older loader refuses to start it. The build machine's
+// C library is the one the binary will run with, so the manifest asks it for its version and
+// asks the linker for the packed table only when the loader knows it (Debian 12, Ubuntu 24.04
+// and later); Ubuntu 22.04 (glibc 2.35) and Debian 11 get ordinary relocations.
+func glibcHasPackedRelocations() -> Bool {
+    #if os(Linux)
+    var text = [CChar](repeating: 0, count: 64)
+    guard confstr(Int32(_CS_GNU_LIBC_VERSION), &text, text.count) > 0 else { return false }
+    // "glibc 2.36" -> [2, 36]
+    let version = String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        .split(separator: " ").last ?? ""
+    let parts = version.split(separator: ".").compactMap { Int($0) }
+    guard parts.count >= 2 else { return false }
+    return (parts[0], parts[1]) >= (2, 36)
+    #else
+    return false
+    #endif
+}
+let packedRelocations: [String] = glibcHasPackedRelocations()
+    ? ["-Xlinker", "-z", "-Xlinker", "pack-relative-relocs"] : []
 
 // epoll, inotify and eventfd exist on Linux only: elsewhere nothing imports CLinux.
 let linuxKernel: Target.Dependency = .target(name: "CLinux", condition: .when(platforms: [.linux]))
 
 let package = Package(
     name: "rtdb",
-    // Shared state between threads lives in the standard library's Mutex and Atomic
-    // (Synchronization), which macOS has from 15 on; Linux and FreeBSD have them with Swift 6.
+    // Atomics come from the standard library's Synchronization module, which macOS has from 15
+    // on; Linux and FreeBSD have it with Swift 6.
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "rtdb", targets: ["rtdb"]),
@@ -46,9 +71,10 @@ let package = Package(
         // Argument parsing, the command registry, one file per command, output and errors.
         // Commands see RTDBCore's Database and its capabilities only; Targets.swift opens them.
         .target(name: "RTDBCLI", dependencies: ["RTDBCore", "RTDBEngine", "RTDBServer", "RTDBNet", "RTDBRules", "RTDBRemote", "RTDBOffline"]),
-        // Linked by lld with packed relative relocations (DT_RELR, glibc 2.36+): the loader
-        // applies the executable's ~20,000 relative relocations from a table a few KB long
-        // instead of ~480 KB, which takes about 0.1 ms off every command's start-up.
+        // Linked by lld, with packed relative relocations where the C library knows them
+        // (DT_RELR, glibc 2.36+, see packedRelocations above): the loader then applies the
+        // executable's ~20,000 relative relocations from a table a few KB long instead of
+        // ~480 KB, which takes about 0.1 ms off every command's start-up.
         // A release build on Linux carries what it can of its runtime itself, so that the
         // README's plain `swift build -c release` and `make build` give the same binary (see
         // "Start-up against sqlite3" in BENCHMARKS.md): the Swift libraries (-static-stdlib),
@@ -59,7 +85,7 @@ let package = Package(
         // runtime (Swift Testing), and one process must not hold two runtimes.
         .executableTarget(name: "rtdb", dependencies: ["RTDBCLI"],
                           exclude: ["link"],
-                          linkerSettings: [.unsafeFlags(["-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs"],
+                          linkerSettings: [.unsafeFlags(["-use-ld=lld"] + packedRelocations,
                                                         .when(platforms: [.linux])),
                                            .unsafeFlags(["-static-stdlib",
                                                          "-L", Context.packageDirectory + "/Sources/rtdb/link",
