@@ -8,7 +8,8 @@
 ///   must be a string, a number, null or a server value (`invalid_data` otherwise), and an empty
 ///   node takes none; `{".value": v}` alone is `v`;
 /// * `.sv` placeholders are kept for `ServerValues` to resolve.
-/// Invalid text is `invalid_json` with the byte offset of the problem.
+/// Invalid text is `invalid_json` with the byte offset, line and column of the problem
+/// (JSONErrorPlace.swift).
 public struct JSONReader {
     /// Nesting beyond this is refused before recursion could exhaust the stack.
     public static let maxNesting = 512
@@ -84,6 +85,11 @@ public struct JSONReader {
     /// Where `b` starts in the whole input, for the byte offsets of errors (a streamed input is
     /// read through a window, JSONStreamReader.swift).
     var origin: Int64 = 0
+    /// For the lines and columns of errors: the streamed reader's window, which starts at or
+    /// before `b` (nil: `b` itself), and the lines counted before it.
+    var window: UnsafePointer<UInt8>? = nil
+    var linesBeforeWindow = TextLines()
+    var commaBeforeWindow: CommaBefore? = nil
 
     init(_ b: UnsafeBufferPointer<UInt8>) {
         self.b = b
@@ -92,7 +98,14 @@ public struct JSONReader {
     }
 
     func fail(_ what: String) -> RTDBError {
-        RTDBError(.invalidJSON, "invalid JSON at byte \(origin + Int64(i)): \(what)")
+        guard let start = b.baseAddress else {
+            return JSONSyntaxError.make(what, text: nil, count: 0, index: 0, textOrigin: origin, linesBefore: linesBeforeWindow)
+        }
+        let text = window ?? UnsafePointer(start)
+        let skipped = UnsafePointer(start) - text   // bytes of the window before `b`
+        return JSONSyntaxError.make(what, text: text, count: skipped + end, index: skipped + i,
+                                    textOrigin: origin - Int64(skipped), linesBefore: linesBeforeWindow,
+                                    commaBefore: commaBeforeWindow)
     }
 
     @inline(__always) func peek() -> UInt8 { i < end ? b[i] : 0 }

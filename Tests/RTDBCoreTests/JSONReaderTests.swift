@@ -80,6 +80,46 @@ struct JSONReaderTests {
         #expect(errorCode { _ = try JSONReader.parse(bytes) } == .invalidJSON)
     }
 
+    /// The message of the error reading `text` (nil when it reads).
+    func message(_ text: String) -> String? {
+        do { _ = try node(text); return nil } catch let e as RTDBError { return e.message } catch { return "\(error)" }
+    }
+
+    @Test("errors name the line and column besides the byte offset", arguments: [
+        ("{\n  \"a\": 1,\n  \"b\": tru\n}", "invalid JSON at byte 19 (line 3, column 8): invalid literal"),
+        ("[1,\n2 3]", "invalid JSON at byte 6 (line 2, column 3): expected ',' or ']'"),
+        ("x", "invalid JSON at byte 0 (line 1, column 1): unexpected character \"x\""),
+        ("", "invalid JSON at byte 0 (line 1, column 1): unexpected end of input"),
+        // Columns count characters: "é" is two bytes, one column.
+        ("{\"é\": x}", "invalid JSON at byte 7 (line 1, column 7): unexpected character \"x\""),
+        // CR LF ends a line once.
+        ("[1,\r\n  ]x", "invalid JSON at byte 2 (line 1, column 3): a trailing comma before ']' (JSON allows none)"),
+    ])
+    func lineAndColumn(text: String, expected: String) {
+        #expect(message(text) == expected)
+    }
+
+    @Test("a trailing comma is named and pointed at", arguments: [
+        ("{\"a\":1,}", "invalid JSON at byte 6 (line 1, column 7): a trailing comma before '}' (JSON allows none)"),
+        ("[1,2, ]", "invalid JSON at byte 4 (line 1, column 5): a trailing comma before ']' (JSON allows none)"),
+        ("{\"a\": [1],\n}", "invalid JSON at byte 9 (line 1, column 10): a trailing comma before '}' (JSON allows none)"),
+    ])
+    func trailingComma(text: String, expected: String) {
+        #expect(message(text) == expected)
+        var bytes = Array(text.utf8)
+        let entries: String? = bytes.withUnsafeMutableBufferPointer { buffer in
+            do { _ = try JSONReader.parseEntries(UnsafeBufferPointer(buffer)); return nil }
+            catch let e as RTDBError { return e.message } catch { return "\(error)" }
+        }
+        #expect(entries == expected, "a multi-path update's reader words it alike")
+    }
+
+    @Test("a comma then a value that is not one is not called a trailing comma")
+    func notATrailingComma() {
+        #expect(message("[1,,2]") == "invalid JSON at byte 3 (line 1, column 4): unexpected character \",\"")
+        #expect(message("{\"a\":1 }}") == "invalid JSON at byte 8 (line 1, column 9): unexpected text after the JSON value")
+    }
+
     @Test("error messages name the byte offset")
     func errorOffset() {
         do {

@@ -49,6 +49,30 @@ import Darwin
         }
     }
 
+    /// A streamed reader drops what it has read: lines and columns are still counted from the
+    /// start of the input, through windows of every size, as the whole-text reader counts them.
+    @Test func syntaxErrorsHaveTheSamePlaceThroughEveryWindow() throws {
+        let texts = [
+            "{\n  \"name\": \"é\u{1F600}\",\n  \"tags\": [\"a\", \"b\",],\n  \"n\": 1\n}",
+            "{\"a\": {\"b\": [1, 2, 3],\n\"c\": {\"d\": \"str\"}},\r\n\"x\": nul}",
+            "[\n" + String(repeating: "  {\"k\": \"vvvvvvvv\"},\n", count: 20) + "  {\"k\": 1,}\n]",
+        ]
+        for text in texts {
+            var expected: String? = nil
+            do { _ = try JSONReader.parse(text) } catch let e as RTDBError { expected = e.message }
+            let wanted = try #require(expected, "\(text) should not read")
+            #expect(wanted.contains("(line "), "\(wanted)")
+            for window in 16...80 {
+                do {
+                    _ = try read(text, window: window)
+                    Issue.record("window \(window): read")
+                } catch let e as RTDBError {
+                    #expect(e.message == wanted, "window \(window)")
+                }
+            }
+        }
+    }
+
     func readInPlace(_ text: String, wholeLimit: Int) throws -> [String] {
         let r = Recorder()
         var t = text
