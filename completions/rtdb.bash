@@ -152,7 +152,7 @@ _rtdb() {
     elif [[ -z $cmd ]]; then
         COMPREPLY=($(compgen -W "$_rtdb_commands" -- "$cur"))
     elif [[ $cmd == help ]]; then
-        ((npos == 0)) && COMPREPLY=($(compgen -W "$_rtdb_commands options" -- "$cur"))
+        ((npos == 0)) && COMPREPLY=($(compgen -W "$_rtdb_commands options guide" -- "$cur"))
     elif [[ $cmd == on-disconnect ]]; then
         if ((npos == 0)); then COMPREPLY=($(compgen -W "set update remove cancel" -- "$cur"))
         elif ((npos == 1)); then _rtdb_paths "$db" "$cur" "$prog"; fi

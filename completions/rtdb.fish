@@ -138,7 +138,7 @@ complete -c rtdb -n __rtdb_needs_command -a index -d 'add, remove or list the in
 complete -c rtdb -n __rtdb_needs_command -a serve -d 'serve the database over Firebase REST and streaming'
 complete -c rtdb -n __rtdb_needs_command -a rules -d 'check a security rules file'
 complete -c rtdb -n __rtdb_needs_command -a help -d 'show help for rtdb or one command'
-complete -c rtdb -n __rtdb_wants_command_name -a 'get set update push remove query increment tx watch session on-disconnect queue sync keep cache index serve rules help options'
+complete -c rtdb -n __rtdb_wants_command_name -a 'get set update push remove query increment tx watch session on-disconnect queue sync keep cache index serve rules help options guide'
 
 # Arguments
 complete -c rtdb -n __rtdb_wants_path -a '(__rtdb_paths)'

@@ -134,6 +134,8 @@ public enum CLI {
                 try printText(command.map(Help.command) ?? Help.overview())
             case .globalOptions:
                 try printText(Help.globalOptions())
+            case .guide:
+                try printText(Guide.text(width: Help.width))
             case .run(let invocation):
                 usage = invocation.command.usage
                 try invocation.command.run(invocation)

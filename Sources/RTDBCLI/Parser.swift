@@ -9,6 +9,8 @@ enum Parser {
         case help(CommandSpec?)
         /// `rtdb help options`.
         case globalOptions
+        /// `rtdb help guide`.
+        case guide
         case version
     }
 
@@ -99,6 +101,7 @@ enum Parser {
             if positionals.count > 1 { throw RTDBError(.usage, "help: unexpected argument \(Limits.quote(positionals[1]))") }
             if let name = positionals.first {
                 if name == Help.optionsTopic { return .globalOptions }
+                if name == Help.guideTopic { return .guide }
                 guard let c = lookup(name) else {
                     throw RTDBError(.usage, "unknown command \(Limits.quote(name)); see 'rtdb help'")
                 }

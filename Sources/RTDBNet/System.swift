@@ -200,3 +200,18 @@ public func currentThreadID() -> UInt {
     return UInt(bitPattern: pthread_self())
     #endif
 }
+
+/// The width in columns of the terminal `fd` is, or nil when it is not a terminal (or does not
+/// say). glibc exports TIOCGWINSZ; Darwin's and FreeBSD's headers build it with a macro Swift
+/// cannot import, `_IOR('t', 104, struct winsize)`, whose value is the same on both.
+public func terminalColumns(_ fd: Int32) -> Int? {
+    guard isatty(fd) == 1 else { return nil }
+    var size = winsize()
+    #if os(Linux)
+    let request = UInt(TIOCGWINSZ)
+    #else
+    let request: UInt = 0x4008_7468
+    #endif
+    guard ioctl(fd, request, &size) == 0, size.ws_col > 0 else { return nil }
+    return Int(size.ws_col)
+}

@@ -93,6 +93,7 @@ final class CompletionFixture {
             CompletionCase(line: "rtdb get --db \(otherDB) /us", expected: ["/users2"], absent: ["/users", "/usage"], nospace: true),
             CompletionCase(line: "rtdb --db \(otherDB) query /p", expected: [], absent: ["/posts"]),
             CompletionCase(line: "rtdb help op", expected: ["options"]),
+            CompletionCase(line: "rtdb help gu", expected: ["guide"]),
             CompletionCase(line: "rtdb on-disconnect ", expected: ["set", "update", "remove", "cancel"], absent: ["/users"]),
             CompletionCase(line: "rtdb on-disconnect set /us", expected: ["/usage", "/users"], absent: ["/posts"], nospace: true),
         ]
