@@ -15,11 +15,13 @@ enum Help {
 
     static func overview(width: Int = Help.width) -> String {
         var s = wrap("rtdb \(Registry.version): the Firebase Realtime Database model from the command line", width: width) + "\n\n"
-        s += "usage: rtdb [GLOBAL OPTIONS] COMMAND [OPTIONS] [ARGS]\n"
-        s += "       rtdb help [COMMAND | options | guide] | rtdb COMMAND --help | rtdb --version\n\n"
+        s += wrap("rtdb [GLOBAL OPTIONS] COMMAND [OPTIONS] [ARGS]", width: width, lead: "usage: ", indent: 7) + "\n"
+        s += wrap("rtdb help [COMMAND | options | guide] | rtdb COMMAND --help | rtdb --version",
+                  width: width, lead: "       ", indent: 7) + "\n\n"
         s += "Commands:\n"
         s += table(Registry.visibleCommands.map { ($0.name, $0.summary) }, width: width)
-        s += "\nGlobal options (before or after the command):\n" + options(Registry.globalOptions, width: width)
+        s += "\n" + wrap("Global options (before or after the command):", width: width) + "\n"
+        s += options(Registry.globalOptions, width: width)
         s += "\n" + wrap("Output is JSON lines on stdout; errors are one JSON line on stderr (a sentence on a terminal).", width: width) + "\n"
         s += wrap("Exit status: 0 ok, 1 internal/io, 2 usage, 3 invalid input, 4 permission, 5 not committed, "
                   + "6 unavailable/timeout, 7 unsupported, 8 not an rtdb database, 9 committed but not printed, "
@@ -37,8 +39,9 @@ enum Help {
 
     /// `rtdb help options`: the global options, which every command takes.
     static func globalOptions(width: Int = Help.width) -> String {
-        var s = "usage: rtdb [GLOBAL OPTIONS] COMMAND [OPTIONS] [ARGS]\n\n"
-        s += "Global options, taken by every command, before or after it:\n" + options(Registry.globalOptions, width: width)
+        var s = wrap("rtdb [GLOBAL OPTIONS] COMMAND [OPTIONS] [ARGS]", width: width, lead: "usage: ", indent: 7) + "\n\n"
+        s += wrap("Global options, taken by every command, before or after it:", width: width) + "\n"
+        s += options(Registry.globalOptions, width: width)
         s += "\n" + wrap("An option beats its environment variable. --auth, --access-token, --credentials and --cacert "
                           + "are for a remote database (--url): without one they are a usage error.", width: width) + "\n"
         return s
