@@ -91,8 +91,10 @@ import RTDBNet
 
             // One child patched: still a patch of that child.
             #expect(try exchange(s, "PATCH", "/list.json", #"{"big":\#(big)}"#, headers: setting.headers).0 == 200)
+            // Compared by its start: a failure shows that much, not the whole value.
             let patched = try #require(try list.next())
-            #expect(patched.hasPrefix(#"patch {"path":"/","data":{"big":{"k0":0,"#), "\(patched.prefix(80))")
+            let patchStart = #"patch {"path":"/","data":{"big":{"k0":0,"#
+            #expect(String(patched.prefix(patchStart.count)) == patchStart)
 
             // One child pushed: a put of it.
             let (status, answer) = try exchange(s, "POST", "/list.json", big, headers: setting.headers)
@@ -102,7 +104,8 @@ import RTDBNet
                 return
             }
             let pushed = try #require(try list.next())
-            #expect(pushed.hasPrefix(#"put {"path":"/\#(key)","data":{"k0":0,"#), "\(pushed.prefix(80))")
+            let pushStart = #"put {"path":"/\#(key)","data":{"k0":0,"#
+            #expect(String(pushed.prefix(pushStart.count)) == pushStart)
         }
     }
 }
