@@ -7,6 +7,15 @@ import RTDBCore
 public enum LoggedChange: Sendable {
     case set(Path, Node)
     case update(Path, [(path: Path, value: Node)])
+
+    /// A push of `children` under `list`, as Firebase makes one: a single push is a set of the
+    /// new child (its streams hear a `put` at the child, as when the key was chosen first and
+    /// the child set); a batch of them (`push --lines`, one atomic write) is one update of the
+    /// new children.
+    static func push(_ list: Path, _ children: [Node.Entry]) -> LoggedChange {
+        if children.count == 1 { return .set(list.appending(children[0].key), children[0].node) }
+        return .update(list, children.map { (path: Path(validatedKeys: [$0.key]), value: $0.node) })
+    }
 }
 
 /// One entry of the change feed, in commit order.
@@ -126,7 +135,9 @@ extension EmbeddedDatabase {
                    let change = try EmbeddedDatabase.decodeChange(op: s.string(2), base: s.string(3), data: s.bytes(4)) {
                     out.append(FeedEntry(seq: n, content: .recorded(change)))
                 } else {
-                    out.append(FeedEntry(seq: n, content: .touched(TouchedPaths(text: Array(s.bytes(1))))))
+                    let op = sqlite3_column_type(s.handle, 2) == SQLITE_NULL ? nil : s.string(2)
+                    let write = EmbeddedDatabase.write(op: op, base: s.string(3))
+                    out.append(FeedEntry(seq: n, content: .touched(TouchedPaths(text: Array(s.bytes(1)), write: write))))
                 }
             }
             return (out, false)
@@ -152,6 +163,15 @@ extension EmbeddedDatabase {
 
     static func decodePath(_ text: String) -> Path {
         Path(validatedKeys: text.isEmpty ? [] : text.split(separator: "/", omittingEmptySubsequences: false).map(String.init))
+    }
+
+    /// The kind of a write recorded without its data; nil when the file does not say.
+    static func write(op: String?, base: String) -> TouchedPaths.Write? {
+        switch op {
+        case "set": return .set
+        case "update": return .update(base: decodePath(base))
+        default: return nil
+        }
     }
 
     static func decodeChange(op: String, base: String, data: UnsafeBufferPointer<UInt8>) throws -> LoggedChange? {
@@ -201,6 +221,15 @@ extension EmbeddedDatabase {
             if !near.covers && near.below.isEmpty { return nil }
             return try reading(nil) { c -> LoggedChange? in
                 if near.covers { return .set(location, try readExport(c, location)) }
+                // An update stays one (its streams hear a `patch`, even of one path), from its own
+                // base, or from the location when the base is above it. One whose paths were
+                // too many to list touched only its base: that is read back as a set of it.
+                if case .update(let base)? = touched.write, near.below.allSatisfy({ $0.count > base.count }) {
+                    let from = location.contains(base) ? base : location
+                    return .update(from, try near.below.map { p in
+                        (path: Path(validatedKeys: Array(p.keys[from.count...])), value: try readExport(c, p))
+                    })
+                }
                 if near.count == 1 { return .set(near.below[0], try readExport(c, near.below[0])) }
                 // Entries relative to the write's base, or to the location when the base is above it.
                 let base = location.contains(near.base) ? near.base : location

@@ -456,7 +456,7 @@ public final class EmbeddedDatabase: Database {
             if let work { try finishIndexes(c, work, path, nil) }
             if !out.isEmpty {
                 try log(c, out.count > EmbeddedDatabase.logMaxPaths ? [path] : out.map { path.appending($0.key) },
-                        .update(path, out.map { (path: Path(validatedKeys: [$0.key]), value: $0.node) }))
+                        LoggedChange.push(path, out))
             }
             return out
         }

@@ -9,8 +9,20 @@ public struct TouchedPaths: Sendable {
     /// The `paths` column: each path's keys joined by `/`, paths joined by newlines (keys hold
     /// neither: `Limits` refuses `/` and control characters in keys).
     let text: [UInt8]
+    /// The kind of write that touched them, when the file says (the `op` and `base` columns;
+    /// files from before the feed kept operations do not), so that an update read back stays an
+    /// update from its own base, however many paths it touched.
+    let write: Write?
 
-    init(text: [UInt8]) { self.text = text }
+    public enum Write: Sendable {
+        case set
+        case update(base: Path)
+    }
+
+    init(text: [UInt8], write: Write? = nil) {
+        self.text = text
+        self.write = write
+    }
 
     /// The paths one by one, each as its keys (byte slices of `text`); `body` returns false to
     /// stop.

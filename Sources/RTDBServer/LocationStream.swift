@@ -4,7 +4,8 @@ import RTDBWire
 
 /// Turns committed writes into the events of a stream on a whole location (no query), keeping
 /// the location's current value so that a write that changes nothing there raises nothing.
-/// A set stays one `put` and a multi-path update one `patch`, whoever made it:
+/// A set stays one `put` and a multi-path update one `patch`, whoever made it (a push is
+/// recorded as the set of its new child, `LoggedChange.push`, so it is a `put` there too):
 /// * a write at or below the location: `put`/`patch` at the write's path, relative;
 /// * a set above the location: `put /` of the location's new value;
 /// * an update above it: the updated paths that fall inside become one `patch /`, or a `put /`

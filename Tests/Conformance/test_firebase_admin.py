@@ -328,6 +328,32 @@ def test_listen_sees_local_set_and_update(server, make_app, rtdb):
     assert events.empty(), [(e.event_type, e.path, e.data) for e in list(events.queue)]
 
 
+@pytest.mark.parametrize("rules", [False, True], ids=["no-rules", "rules"])
+def test_listen_hears_a_push_as_a_put_of_the_new_child(server, make_app, rules):
+    """As firebase-admin's own integration test_listen: a push() through REST streams to a
+    listen() above it as a put at the new child, by an admin, with or without rules."""
+    app = make_app(server)
+    python = db.reference("/_adminsdk/python", app=app)
+    if rules:
+        python._client.request("put", "/.settings/rules.json", json={"rules": {".read": True, ".write": True}})
+    events = queue.Queue()
+    registration = python.listen(events.put)
+    try:
+        first = events.get(timeout=20)
+        assert (first.event_type, first.path) == ("put", "/")
+        ref = python.child("users").push()
+        assert ref.path == "/_adminsdk/python/users/" + ref.key
+        pushed = events.get(timeout=20)
+        assert (pushed.event_type, pushed.path, pushed.data) == ("put", "/users/" + ref.key, "")
+        valued = python.child("users").push({"name": "Luis Alvarez", "since": 1911})
+        pushed = events.get(timeout=20)
+        assert (pushed.event_type, pushed.path, pushed.data) == (
+            "put", "/users/" + valued.key, {"name": "Luis Alvarez", "since": 1911})
+    finally:
+        stop_listening(registration)
+    assert events.empty(), [(e.event_type, e.path, e.data) for e in list(events.queue)]
+
+
 def test_listen_on_missing_location_starts_with_null(server, make_app, rtdb):
     events = queue.Queue()
     registration = db.reference("/empty", app=make_app(server)).listen(events.put)

@@ -442,6 +442,16 @@ def test_rest_and_local_writes_reach_a_realtime_listen(server, rtdb):
     ws.close()
 
 
+def test_a_rest_push_reaches_a_realtime_listen_as_a_set_of_the_new_child(server):
+    ws = connect(server)
+    assert ws.call("q", {"p": "/x", "h": ""})["s"] == "ok"
+    r = http(server, "POST", "/x/list.json", {"text": "hi"}, headers={"Authorization": "Bearer owner"})
+    assert r.status == 200
+    key = json.loads(r.body)["name"]
+    assert ws.push() == {"a": "d", "b": {"p": "x/list/" + key, "d": {"text": "hi"}}}
+    ws.close()
+
+
 def test_a_realtime_write_reaches_sse_and_rtdb_watch(server, rtdb, folder):
     watch = subprocess.Popen([RTDB_BIN, "--db", os.path.join(folder, "db.db"), "watch", "/y"],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

@@ -38,17 +38,43 @@ import RTDBCore
         #expect(try t.db.latestSeq() == 5)
     }
 
-    @Test func aPushIsOneUpdateOfTheNewChildren() throws {
+    @Test func aPushIsASetOfTheNewChildAndABatchOneUpdateOfTheNewChildren() throws {
         let t = TempDatabase()
+        let one = try t.db.push(path("/list"), [json(#"{"text":"hi"}"#)])
         let added = try t.db.push(path("/list"), [.int(1), .string("two")])
         let feed = try t.db.feed(after: 0)
-        #expect(feed.entries.count == 1)
-        guard case .update(let base, let list) = try t.db.change(of: feed.entries[0]) else {
-            Issue.record("push should be an update"); return
+        #expect(feed.entries.count == 2)
+        #expect(describe(feed.entries[0], in: t.db) == #"set /list/\#(one[0].key) {"text":"hi"}"#)
+        guard case .update(let base, let list) = try t.db.change(of: feed.entries[1]) else {
+            Issue.record("a batch of pushes should be an update"); return
         }
         #expect(base.description == "/list")
         #expect(list.map { $0.path.description } == added.map { "/" + $0.key })
         #expect(list.map { text($0.value) } == ["1", #""two""#])
+    }
+
+    @Test func anUpdateTooLargeToCopyIsReadBackAsAnUpdateFromItsBase() throws {
+        let t = TempDatabase()
+        var entries: [Node.Entry] = []
+        for i in 0..<(EmbeddedDatabase.changeDataLeaves + 1) { entries.append(Node.Entry("k\(i)", .int(Int64(i)))) }
+        let big = Node.object(normalizing: entries)
+        // One path, below the base: still an update of that path.
+        _ = try t.db.update(path("/u"), [(path("a/big"), big)])
+        // Two paths sharing more than the base: the base stays the update's own.
+        _ = try t.db.update(path("/u"), [(path("a/x"), big), (path("a/y"), .int(1))])
+        let e = try t.db.feed(after: 0).entries
+        #expect(e.map(\.exact) == [false, false])
+        guard case .update(let base, let list) = try t.db.change(of: e[0]) else { Issue.record("expected an update"); return }
+        #expect(base.description == "/u")
+        #expect(list.map { $0.path.description } == ["/a/big"])
+        #expect(list.first?.value.same(as: big) == true)
+        #expect(describe(e[1], in: t.db).hasPrefix("update /u /a/x="))
+        // A reader below the base reads the paths inside its location, from there.
+        guard case .update(let at, let inside) = try t.db.change(of: e[1], at: path("/u/a")) else {
+            Issue.record("expected an update"); return
+        }
+        #expect(at.description == "/u/a")
+        #expect(inside.map { $0.path.description } == ["/x", "/y"])
     }
 
     @Test func serverValuesAreRecordedResolved() throws {

@@ -8,8 +8,10 @@ func connect(_ server: Server) throws -> TCPStream {
 }
 
 /// One HTTP/1.1 exchange on a kept-alive connection: the status and the body.
-func exchange(_ stream: TCPStream, _ method: String, _ path: String, _ body: String = "") throws -> (Int, String) {
-    let text = "\(method) \(path) HTTP/1.1\r\nHost: x\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)"
+func exchange(_ stream: TCPStream, _ method: String, _ path: String, _ body: String = "",
+              headers: [(String, String)] = []) throws -> (Int, String) {
+    let extra = headers.map { "\($0.0): \($0.1)\r\n" }.joined()
+    let text = "\(method) \(path) HTTP/1.1\r\nHost: x\r\n\(extra)Content-Length: \(body.utf8.count)\r\n\r\n\(body)"
     try Array(text.utf8).withUnsafeBytes { try stream.write($0, timeoutMillis: 30_000) }
     var got: [UInt8] = []
     var buffer = [UInt8](repeating: 0, count: 65_536)
