@@ -96,26 +96,30 @@ extension OfflineDatabase {
             let values = answered.isEmpty ? try estimates(kind, path, data).values : answered
             return WriteReceipt(values: values, resent: outcome.resent)
         }
-        let (values, estimated) = try estimates(kind, path, data)
-        return WriteReceipt(values: values, queued: WriteReceipt.Queued(id: outcome.id, reason: outcome.reason ?? .offline,
-                                                                        estimated: estimated))
+        let estimate = try estimates(kind, path, data)
+        return WriteReceipt(values: estimate.values, queued: WriteReceipt.Queued(id: outcome.id, reason: outcome.reason ?? .offline,
+                                                                                 estimated: estimate.estimated,
+                                                                                 baseUnknown: estimate.unknownBase))
     }
 
-    /// The cache's view of each set of a write (server values estimated).
-    func estimates(_ kind: QueuedWrite.Kind, _ path: Path, _ data: Node) throws -> (values: [(path: Path, value: Node)], estimated: Bool) {
+    /// The cache's view of each set of a write (server values estimated), whether it holds
+    /// estimates, and whether one is an increment of a number the cache does not hold.
+    func estimates(_ kind: QueuedWrite.Kind, _ path: Path, _ data: Node) throws
+        -> (values: [(path: Path, value: Node)], estimated: Bool, unknownBase: Bool) {
         let now = estimatedServerTime()
         let sets: [Path]
         switch kind {
         case .set: sets = [path]
         case .update: sets = data.children.compactMap { e in (try? Path(e.key)).map { path.appending($0) } }
         }
-        var estimated = false
+        var estimated = false, unknownBase = false
         var values: [(path: Path, value: Node)] = []
         for p in sets {
             let r = try cache.cachedRead(p, now: now)
             estimated = estimated || r.estimated
+            unknownBase = unknownBase || r.unknownBase
             values.append((p, r.value))
         }
-        return (values, estimated)
+        return (values, estimated, unknownBase)
     }
 }
