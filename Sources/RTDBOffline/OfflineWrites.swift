@@ -22,15 +22,17 @@ extension OfflineDatabase {
         if mode == .offline { return WriteOutcome(id: id, answered: nil, resent: false, reason: .offline) }
         var outcome = WriteOutcome(id: id, answered: nil, resent: false, reason: nil)
         var failure: RTDBError? = nil
-        let stop = try flush(through: id) { event in
+        let stop = try flush(through: id, reportedByCaller: id) { event in
             switch event {
             case .acked(let row, let answered, let resent) where row.id == id:
                 outcome.answered = answered
                 outcome.resent = resent
             case .rejected(let row, let e) where row.id == id:
+                // Its own rejection is the command's error.
                 failure = e
             default:
-                break
+                // Rows queued before it, by this or another process: sent on the way.
+                onIncidentalFlushEvent?(event)
             }
         }
         if let failure { throw failure }
@@ -38,6 +40,8 @@ extension OfflineDatabase {
         guard let stop else {
             // Another process sent it: its outcome is in the cache now.
             if let rejected = try cache.rejections().last(where: { $0.write.id == id }) {
+                // Reported here, as this command's error (the sender told of it too).
+                try cache.markRejectionsSeen([rejected.seq])
                 throw rejected.error
             }
             return WriteOutcome(id: id, answered: [], resent: false, reason: nil)

@@ -102,6 +102,30 @@ import RTDBCore
         #expect(stamp.estimated && !stamp.unknownBase)
     }
 
+    /// `queue --rejected` marks what it listed as seen, and a write's own rejection (its
+    /// command's error) is seen at once; only the others are unseen.
+    @Test func rejectionsStayUnseenUntilMarked() throws {
+        let t = TempCache()
+        let store = cache(t)
+        #expect(try store.rejections(unseen: true).isEmpty)
+        func rejectOne(_ p: String, seen: Bool = false) throws {
+            let id = try store.appendWrite(cmd: "set", kind: .set, path: path(p), data: json("1"), principal: "anonymous")
+            try store.reject(id: id, error: RTDBError(.permissionDenied, "Permission denied"), seen: seen)
+        }
+        try rejectOne("/a")
+        try rejectOne("/own", seen: true)
+        try rejectOne("/b")
+        let unseen = try store.rejections(unseen: true)
+        #expect(unseen.map { $0.write.path.description } == ["/a", "/b"])
+        try store.markRejectionsSeen(unseen.map(\.seq))
+        #expect(try store.rejections(unseen: true).isEmpty)
+        #expect(try store.rejections().count == 3, "the log keeps them")
+        try rejectOne("/c")
+        #expect(try store.rejections(unseen: true).map { $0.write.path.description } == ["/c"])
+        try store.markRejectionsSeen(unseen.map(\.seq))
+        #expect(try store.rejections(unseen: true).map { $0.write.path.description } == ["/c"], "marking again changes nothing")
+    }
+
     @Test func completenessFollowsTrackedQueries() throws {
         let t = TempCache()
         let store = cache(t)
