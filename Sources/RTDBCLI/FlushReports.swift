@@ -27,8 +27,8 @@ enum FlushReports {
             guard case .rejected(let row, let e) = event else { return }
             var line: [UInt8]
             if Diagnostics.stderrIsTerminal {
-                line = Array(("rtdb: the server rejected queued write \(row.id) (\(row.cmd) \(row.path)) and it was reverted: "
-                              + "\(e.code.rawValue): \(e.message); rtdb queue --rejected lists it").utf8)
+                line = Array(("rtdb: queued write \(row.id) was rejected and reverted: \(e.message) (\(e.code.rawValue)); "
+                              + "rtdb queue --rejected lists it").utf8)
             } else {
                 line = []
                 try? Output(pretty: false, quiet: false).render(fields(event), into: &line)
