@@ -221,12 +221,14 @@ extension Output {
     /// Prints the lines of a write, built by the command from `receipt.values`, each followed by
     /// how the write stands: `"resent":true` when it may have been applied
     /// twice; still queued, `"queued":true,"id":N,"reason":R`, and `"estimated":true` when the
-    /// values hold estimates of server values.
+    /// values hold estimates of server values, with `"base":"unknown"` when an increment was
+    /// added to a number the cache does not hold.
     func report(_ receipt: WriteReceipt, _ lines: [[(String, Field)]]) throws {
         for var fields in lines {
             if let queued = receipt.queued {
                 fields += [("queued", .bool(true)), ("id", .int(Int(queued.id))), ("reason", .string(queued.reason.rawValue))]
                 if queued.estimated { fields.append(("estimated", .bool(true))) }
+                if queued.estimated && queued.baseUnknown { fields.append(("base", .string("unknown"))) }
             } else if receipt.resent {
                 fields.append(("resent", .bool(true)))
             }

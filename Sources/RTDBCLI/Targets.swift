@@ -159,7 +159,10 @@ extension Invocation {
         // `session --client-side` holders that died: their operations join the queue now (one
         // failed opendir when there are none; a cache that cannot be written is left alone).
         _ = try? cache.db.reapDeadSessions()
-        return OfflineDatabase(cache: cache, remote: remote, mode: options.mode, lockWaitSeconds: timeout, refreshCredential: refresh)
+        let db = OfflineDatabase(cache: cache, remote: remote, mode: options.mode, lockWaitSeconds: timeout, refreshCredential: refresh)
+        // Whatever the command, a queued write it sends and the server rejects is told.
+        FlushReports.attach(to: db)
+        return db
     }
 
     /// The credential option or variable given, if any (then `--auth-command` is not used).

@@ -50,11 +50,14 @@ public struct RejectedWrite: Sendable {
     /// Why: its code (`permission_denied`, `invalid_data`, `too_large`, …) and the server's words.
     public var error: RTDBError
     public var atMillis: Int64
+    /// Its place in the log: grows with each rejection and is never reused.
+    public var seq: Int64
 
-    public init(write: QueuedWrite, error: RTDBError, atMillis: Int64) {
+    public init(write: QueuedWrite, error: RTDBError, atMillis: Int64, seq: Int64 = 0) {
         self.write = write
         self.error = error
         self.atMillis = atMillis
+        self.seq = seq
     }
 }
 
@@ -170,6 +173,14 @@ public protocol CacheControl: Database {
     func queuedWrites() throws -> [QueuedWrite]
     func queuedWrite(id: Int64) throws -> QueuedWrite?
     func rejectedWrites() throws -> [RejectedWrite]
+    /// The logged rejections not yet seen: neither listed (`queue --rejected` marks what it
+    /// lists) nor the error of the command that made the write.
+    func unseenRejections() throws -> [RejectedWrite]
+    /// Marks the logged rejections `seqs` as seen.
+    func markRejectionsSeen(_ seqs: [Int64]) throws
+    /// Told of the outcome of each write sent by a flush this process makes on the way to
+    /// other work (a read, a write of its own, a watch, a transaction), which no caller reports.
+    var onIncidentalFlushEvent: ((FlushEvent) -> Void)? { get set }
     /// Runs `body` holding the queue's flush lock (waiting for another sender up to the
     /// timeout), so that nothing is dropped from under a sender.
     func withQueueLocked<T>(_ body: () throws -> T) throws -> T

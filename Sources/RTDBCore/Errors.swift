@@ -27,6 +27,9 @@ public struct RTDBError: Error, Equatable, Sendable, CustomStringConvertible {
         case principalMismatch = "principal_mismatch"
         /// No such queued write.
         case notFound = "not_found"
+        /// `sync`: queued writes were rejected by the server since the rejections were last
+        /// listed (`queue --rejected`), by whichever process sent them.
+        case rejected = "rejected"
 
         /// The process exit status the contract assigns to this code.
         public var exitStatus: Int32 {
@@ -34,7 +37,7 @@ public struct RTDBError: Error, Equatable, Sendable, CustomStringConvertible {
             case .internal, .ioError: return 1
             case .usage: return 2
             case .invalidJSON, .invalidPath, .invalidKey, .invalidData, .invalidQuery, .tooLarge, .tooDeep, .notFound: return 3
-            case .permissionDenied, .unauthenticated, .principalMismatch: return 4
+            case .permissionDenied, .unauthenticated, .principalMismatch, .rejected: return 4
             case .notCommitted: return 5
             case .unavailable, .timeout: return 6
             case .unsupported: return 7

@@ -53,11 +53,15 @@ public struct WriteReceipt: Sendable {
         public var reason: QueueReason
         /// The values hold estimates of server values (a timestamp, an increment).
         public var estimated: Bool
+        /// An estimated increment was added to a number the cache does not hold (taken as
+        /// missing, as the server would take it): the server's sum may well differ.
+        public var baseUnknown: Bool
 
-        public init(id: Int64, reason: QueueReason, estimated: Bool) {
+        public init(id: Int64, reason: QueueReason, estimated: Bool, baseUnknown: Bool = false) {
             self.id = id
             self.reason = reason
             self.estimated = estimated
+            self.baseUnknown = baseUnknown
         }
     }
 

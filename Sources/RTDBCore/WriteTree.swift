@@ -28,20 +28,35 @@ public enum WriteTree {
         public var estimated: Bool
         /// At least one write touched the value.
         public var touched: Bool
+        /// An increment in the value was added to a number neither the base nor an earlier
+        /// write knew (the estimate took it as missing, so it is the increment alone).
+        public var unknownBase = false
     }
 
     /// Applies `writes` (in the order given: ascending id) to `base`, the server cache's value
-    /// at `path`.
-    public static func layer(_ base: Node, at path: Path, writes: [Write], now: Int64) -> Layered {
+    /// at `path`. `baseKnows` says whether `base` holds the server's value at a path relative
+    /// to `path` (the whole base, when the cache holds `path` completely).
+    public static func layer(_ base: Node, at path: Path, writes: [Write], now: Int64,
+                             baseKnows: (Path) -> Bool = { _ in true }) -> Layered {
         var out = Layered(value: base, covered: false, setChildren: [], estimated: false, touched: false)
+        /// Locations earlier writes set whole: an increment below one adds to a known number.
+        var written: [Path] = []
+        /// The value an increment at `p` adds to, noting when nothing knows it. Only increments
+        /// inside the value read count: one above `path` does not show in it.
+        func existingValue(_ p: Path, _ value: Node) -> Node {
+            guard let rel = path.relative(p) else { return .null }
+            if !written.contains(where: { $0.contains(p) }) && !baseKnows(rel) { out.unknownBase = true }
+            return value.child(at: rel)
+        }
         for w in writes {
             for s in w.sets {
+                defer { written.append(s.path) }
                 if s.path.contains(path) {
                     // The write covers the path: the value at path comes from the write.
                     guard let rel = s.path.relative(path) else { continue }
                     let existing = out.value
                     let resolved = ServerValues.resolve(s.value, at: s.path, now: now) { p in
-                        path.relative(p).map { existing.child(at: $0) } ?? .null
+                        existingValue(p, existing)
                     }
                     if ServerValues.containsPlaceholder(s.value) { out.estimated = true }
                     out.value = rel.isPriority ? resolved.child(at: rel.node).priority : resolved.child(at: rel)
@@ -51,7 +66,7 @@ public enum WriteTree {
                     guard let rel = path.relative(s.path), let first = rel.keys.first else { continue }
                     let existing = out.value
                     let resolved = ServerValues.resolve(s.value, at: s.path, now: now) { p in
-                        path.relative(p).map { existing.child(at: $0) } ?? .null
+                        existingValue(p, existing)
                     }
                     if ServerValues.containsPlaceholder(s.value) { out.estimated = true }
                     out.value = out.value.setting(rel, to: resolved)

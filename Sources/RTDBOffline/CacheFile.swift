@@ -5,7 +5,8 @@ import RTDBEngine
 /// cache file is an embedded database file whose tree is the **server cache** (never holding
 /// unacknowledged writes), with these tables beside it:
 /// `cache_meta` (one row: url, ns, format, server_time_offset_ms, updates_since_check),
-/// `cache_writes` (the queue), `cache_rejections` (the last 100 rejected writes),
+/// `cache_writes` (the queue), `cache_rejections` (the last 100 rejected writes) and
+/// `cache_rejections_seen` (those already shown: listed, or the error of their own command),
 /// `cache_tracked_queries` + `cache_tracked_keys` (what the cache holds completely),
 /// `cache_keep` (kept locations), `cache_session_principals` (who a client-side session's
 /// writes are made as) and `cache_streams` (live watches that stream a location into it).
@@ -49,6 +50,7 @@ final class CacheFile: FileCompanion {
             CREATE TABLE IF NOT EXISTS cache_keep(path TEXT NOT NULL, params TEXT NOT NULL, PRIMARY KEY(path, params)) WITHOUT ROWID;
             CREATE TABLE IF NOT EXISTS cache_session_principals(session_id TEXT PRIMARY KEY, principal TEXT NOT NULL) WITHOUT ROWID;
             CREATE TABLE IF NOT EXISTS cache_streams(session_id TEXT PRIMARY KEY, path TEXT NOT NULL) WITHOUT ROWID;
+            CREATE TABLE IF NOT EXISTS cache_rejections_seen(seq INTEGER PRIMARY KEY);
             """)
     }
 

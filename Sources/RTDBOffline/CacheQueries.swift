@@ -29,6 +29,8 @@ public struct CacheRead: Sendable {
     public var complete: Bool
     /// A pending write with server values was applied: the value holds estimates.
     public var estimated: Bool
+    /// One of those estimates is an increment added to a number the cache does not hold.
+    public var unknownBase = false
     /// The tracked queries the answer came from, with their `last_use_ms` (for `touchQueries`).
     public var usedQueries: [(id: Int64, lastUseMillis: Int64)] = []
 }
@@ -294,8 +296,13 @@ extension CacheStore {
             let writes = try queued(t, touching: path, ancestors: ancestors).filter { w in
                 w.sets.contains { $0.path.contains(path) || path.contains($0.path) }
             }.map { WriteTree.Write(id: $0.id, sets: $0.sets) }
-            let layered = WriteTree.layer(base, at: path, writes: writes, now: now)
-            return CacheRead(value: layered.value, complete: complete || layered.covered, estimated: layered.estimated, usedQueries: used)
+            // What the server cache holds for sure: all of it when complete, else the known children.
+            let whole = complete && known == nil
+            let layered = WriteTree.layer(base, at: path, writes: writes, now: now) { rel in
+                whole || rel.keys.first.map { known?.contains($0) ?? false } ?? false
+            }
+            return CacheRead(value: layered.value, complete: complete || layered.covered, estimated: layered.estimated,
+                             unknownBase: layered.unknownBase, usedQueries: used)
         }
     }
 

@@ -244,10 +244,11 @@ public final class CacheStore {
         return row
     }
 
-    /// Removes write `id` and logs it as rejected with `error` (the last 100 are kept). Returns
-    /// the row, or nil when it was already gone.
+    /// Removes write `id` and logs it as rejected with `error` (the last 100 are kept), marked
+    /// seen when `seen` (its own command reports it as its error). Returns the row, or nil when
+    /// it was already gone.
     @discardableResult
-    public func reject(id: Int64, error: RTDBError) throws -> QueuedWrite? {
+    public func reject(id: Int64, error: RTDBError, seen: Bool = false) throws -> QueuedWrite? {
         try db.writeTransaction { t in
             guard let row = try deleteRow(t, id) else { return nil }
             let ins = try t.connection.statement("""
@@ -266,9 +267,12 @@ public final class CacheStore {
             ins.bind(10, text: error.message)
             ins.bind(11, int: t.now())
             try ins.run()
+            let seq = t.connection.lastInsertRowID
             let trim = try t.connection.statement("DELETE FROM cache_rejections WHERE seq <= (SELECT max(seq) FROM cache_rejections) - ?1")
             trim.bind(1, int: CacheStore.rejectionsKept)
             try trim.run()
+            if seen { try CacheStore.markSeen(t, [seq]) }
+            try t.connection.exec("DELETE FROM cache_rejections_seen WHERE seq NOT IN (SELECT seq FROM cache_rejections)")
             return row
         }
     }
@@ -300,21 +304,41 @@ public final class CacheStore {
         }
     }
 
-    /// The logged rejections, oldest first.
-    public func rejections() throws -> [RejectedWrite] {
+    /// The logged rejections, oldest first; with `unseen`, only those not marked seen.
+    public func rejections(unseen: Bool = false) throws -> [RejectedWrite] {
         try reading([]) { t in
+            // A cache made before the marks existed has none: every rejection is unseen.
+            let marks = try t.hasTable("cache_rejections_seen")
+            let filter = unseen && marks ? "WHERE seq NOT IN (SELECT seq FROM cache_rejections_seen)" : ""
             let s = try t.connection.statement("""
-                SELECT id, cmd, kind, path, data, 'rejected', attempts, created_ms, principal, code, error, at_ms
-                FROM cache_rejections ORDER BY seq
+                SELECT id, cmd, kind, path, data, 'rejected', attempts, created_ms, principal, code, error, at_ms, seq
+                FROM cache_rejections \(filter) ORDER BY seq
                 """)
             defer { s.reset() }
             var out: [RejectedWrite] = []
             while try s.step() {
                 // A code this build does not know (a newer one wrote it) reads as internal.
                 let error = RTDBError(RTDBError.Code(rawValue: s.string(9)) ?? .internal, s.string(10))
-                out.append(RejectedWrite(write: try CacheStore.queuedWrite(s), error: error, atMillis: s.int(11)))
+                out.append(RejectedWrite(write: try CacheStore.queuedWrite(s), error: error, atMillis: s.int(11), seq: s.int(12)))
             }
             return out
         }
+    }
+
+    /// Marks the rejections `seqs` as seen: listed by `queue --rejected`, or already the error
+    /// of the command that made the write.
+    public func markRejectionsSeen(_ seqs: [Int64]) throws {
+        if seqs.isEmpty { return }
+        try db.writeTransaction { t in try CacheStore.markSeen(t, seqs) }
+    }
+
+    static func markSeen(_ t: FileTransaction, _ seqs: [Int64]) throws {
+        let ins = try t.connection.statement("INSERT OR IGNORE INTO cache_rejections_seen(seq) VALUES(?1)")
+        for seq in seqs {
+            ins.reset()
+            ins.bind(1, int: seq)
+            try ins.run()
+        }
+        ins.reset()
     }
 }

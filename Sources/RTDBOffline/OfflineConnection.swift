@@ -54,7 +54,7 @@ extension OfflineDatabase: ConnectionInfo {
                 pause = min(pause * 2, 2000)
             }
         }
-        _ = try? flush()
+        flushIncidentally()
         return ServerTransactions(server: remote.database, cache: cache)
     }
 }

@@ -15,6 +15,10 @@ extension OfflineDatabase: CacheControl {
 
     public func rejectedWrites() throws -> [RejectedWrite] { try cache.rejections() }
 
+    public func unseenRejections() throws -> [RejectedWrite] { try cache.rejections(unseen: true) }
+
+    public func markRejectionsSeen(_ seqs: [Int64]) throws { try cache.markRejectionsSeen(seqs) }
+
     public func withQueueLocked<T>(_ body: () throws -> T) throws -> T {
         guard let lock = try FlushLock.acquire(cacheFile: cache.file, seconds: lockWaitSeconds, keepWaiting: { true }) else {
             throw RTDBError(.timeout, "another rtdb process is sending the queued writes of \(cache.file); try again")

@@ -26,6 +26,12 @@ public final class OfflineDatabase: Database {
     /// The principal queued writes are made as, from the current credential.
     public internal(set) var principal: String
     var refreshed = false
+    /// Told of the outcome of each write sent by an incidental flush: one this process makes
+    /// on the way to other work (a read or a transaction sends the queue first, a write sends
+    /// the rows queued before its own, a watch sends writes as they are queued). No caller
+    /// reports those, and a rejected write must never pass unnoticed; the flushes `sync` asks
+    /// for report their own outcomes. A sibling handle shares it.
+    public var onIncidentalFlushEvent: ((FlushEvent) -> Void)?
 
     public init(cache: CacheStore, remote: OfflineRemote, mode: CacheMode, lockWaitSeconds: Double,
                 refreshCredential: (() throws -> Credential)?) {
@@ -45,6 +51,7 @@ public final class OfflineDatabase: Database {
         let db = OfflineDatabase(cache: other, remote: remote.anotherConnection(), mode: mode, lockWaitSeconds: lockWaitSeconds,
                                  refreshCredential: refreshCredential)
         db.refreshed = refreshed
+        db.onIncidentalFlushEvent = onIncidentalFlushEvent
         return db
     }
 

@@ -11,8 +11,10 @@ extension OfflineDatabase {
     /// Sends the queued rows with id ≤ `through` (all when nil), in id order, calling `onEvent`
     /// after each row's outcome has committed. Returns nil when every such row is gone, else why
     /// it stopped. Waits for another flusher up to the lock wait (then `busy`), taking over if
-    /// it stops first.
-    public func flush(through: Int64? = nil, onEvent: (FlushEvent) throws -> Void = { _ in }) throws -> FlushStop? {
+    /// it stops first. A rejection of row `reportedByCaller` (a write's own, which its command
+    /// reports as its error) is logged as seen.
+    public func flush(through: Int64? = nil, reportedByCaller: Int64? = nil,
+                      onEvent: (FlushEvent) throws -> Void = { _ in }) throws -> FlushStop? {
         if mode == .offline {
             return FlushStop(reason: .offline, error: RTDBError(.unavailable, "--offline: the server is not contacted"))
         }
@@ -97,7 +99,7 @@ extension OfflineDatabase {
             let failure = remote.failure(for: answer, what: "the queued \(row.cmd) of \(row.path)")
             switch failure.kind {
             case .refused:
-                try cache.reject(id: row.id, error: failure.error)
+                try cache.reject(id: row.id, error: failure.error, seen: row.id == reportedByCaller)
                 try onEvent(.rejected(row, failure.error))
             case .credentialRefused:
                 // Refused before it was applied: pending and unsent again.
@@ -111,6 +113,12 @@ extension OfflineDatabase {
             i += 1
         }
         return nil
+    }
+
+    /// A flush on the way to other work (see `onIncidentalFlushEvent`, which hears of each
+    /// outcome). Its stop is not the caller's failure: what was not sent stays queued.
+    func flushIncidentally() {
+        _ = try? flush { event in onIncidentalFlushEvent?(event) }
     }
 
     /// The stop of a flush whose request could not reach the server.

@@ -24,7 +24,7 @@ extension OfflineDatabase {
             return CacheAnswer(value: r.value, complete: true, estimated: false, fromServer: false)
         }
         if mode != .offline {
-            _ = try? flush()
+            flushIncidentally()
             do {
                 try remote.connect()   // a server that is down answers at once, without retries
                 try fetch(path, query: query, params: params)

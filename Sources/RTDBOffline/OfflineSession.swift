@@ -78,6 +78,9 @@ final class ClientSideSession: FileHeldSession {
             why = try db.flush { event in
                 if case .rejected(let row, let e) = event, row.cmd == "session" {
                     try events(.note("session: the server refused the on-disconnect writes: \(e.message)"))
+                } else {
+                    // Other writes that were queued: sent on the way.
+                    db.onIncidentalFlushEvent?(event)
                 }
             }?.reason
             left = why?.rawValue

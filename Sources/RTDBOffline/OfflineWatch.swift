@@ -122,7 +122,7 @@ final class CacheWatch {
             if now != version {
                 version = now
                 if try !refresh(onChange) { return false }
-                if let flusher, try cache.queuedCount() > 0 { _ = try? flusher.flush() }
+                if let flusher, try cache.queuedCount() > 0 { flusher.flushIncidentally() }
             }
             return true
         }) { value, keys in
@@ -145,7 +145,7 @@ final class CacheWatch {
             fresh = false
             guard try refresh(onChange) else { return false }
             // Connected again: send what was queued meanwhile.
-            if whole, let flusher, try cache.queuedCount() > 0 { _ = try? flusher.flush() }
+            if whole, let flusher, try cache.queuedCount() > 0 { flusher.flushIncidentally() }
             return true
         }
     }

@@ -22,15 +22,17 @@ extension OfflineDatabase {
         if mode == .offline { return WriteOutcome(id: id, answered: nil, resent: false, reason: .offline) }
         var outcome = WriteOutcome(id: id, answered: nil, resent: false, reason: nil)
         var failure: RTDBError? = nil
-        let stop = try flush(through: id) { event in
+        let stop = try flush(through: id, reportedByCaller: id) { event in
             switch event {
             case .acked(let row, let answered, let resent) where row.id == id:
                 outcome.answered = answered
                 outcome.resent = resent
             case .rejected(let row, let e) where row.id == id:
+                // Its own rejection is the command's error.
                 failure = e
             default:
-                break
+                // Rows queued before it, by this or another process: sent on the way.
+                onIncidentalFlushEvent?(event)
             }
         }
         if let failure { throw failure }
@@ -38,6 +40,8 @@ extension OfflineDatabase {
         guard let stop else {
             // Another process sent it: its outcome is in the cache now.
             if let rejected = try cache.rejections().last(where: { $0.write.id == id }) {
+                // Reported here, as this command's error (the sender told of it too).
+                try cache.markRejectionsSeen([rejected.seq])
                 throw rejected.error
             }
             return WriteOutcome(id: id, answered: [], resent: false, reason: nil)
@@ -96,26 +100,30 @@ extension OfflineDatabase {
             let values = answered.isEmpty ? try estimates(kind, path, data).values : answered
             return WriteReceipt(values: values, resent: outcome.resent)
         }
-        let (values, estimated) = try estimates(kind, path, data)
-        return WriteReceipt(values: values, queued: WriteReceipt.Queued(id: outcome.id, reason: outcome.reason ?? .offline,
-                                                                        estimated: estimated))
+        let estimate = try estimates(kind, path, data)
+        return WriteReceipt(values: estimate.values, queued: WriteReceipt.Queued(id: outcome.id, reason: outcome.reason ?? .offline,
+                                                                                 estimated: estimate.estimated,
+                                                                                 baseUnknown: estimate.unknownBase))
     }
 
-    /// The cache's view of each set of a write (server values estimated).
-    func estimates(_ kind: QueuedWrite.Kind, _ path: Path, _ data: Node) throws -> (values: [(path: Path, value: Node)], estimated: Bool) {
+    /// The cache's view of each set of a write (server values estimated), whether it holds
+    /// estimates, and whether one is an increment of a number the cache does not hold.
+    func estimates(_ kind: QueuedWrite.Kind, _ path: Path, _ data: Node) throws
+        -> (values: [(path: Path, value: Node)], estimated: Bool, unknownBase: Bool) {
         let now = estimatedServerTime()
         let sets: [Path]
         switch kind {
         case .set: sets = [path]
         case .update: sets = data.children.compactMap { e in (try? Path(e.key)).map { path.appending($0) } }
         }
-        var estimated = false
+        var estimated = false, unknownBase = false
         var values: [(path: Path, value: Node)] = []
         for p in sets {
             let r = try cache.cachedRead(p, now: now)
             estimated = estimated || r.estimated
+            unknownBase = unknownBase || r.unknownBase
             values.append((p, r.value))
         }
-        return (values, estimated)
+        return (values, estimated, unknownBase)
     }
 }

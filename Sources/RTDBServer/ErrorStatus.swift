@@ -18,7 +18,7 @@ enum ErrorStatus {
         case .unsupported: return 501
         case .permissionDenied, .ioError, .internal, .invalidDatabase: return 500
         // Client-side codes of the offline cache; never raised by the server's own work.
-        case .incomplete, .unauthenticated, .principalMismatch, .notFound: return 500
+        case .incomplete, .unauthenticated, .principalMismatch, .notFound, .rejected: return 500
         }
     }
 

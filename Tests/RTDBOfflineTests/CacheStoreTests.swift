@@ -73,6 +73,59 @@ import RTDBCore
         #expect(text(try store.cachedRead(path("/t"), now: 1234).value) == "1234")
     }
 
+    /// An increment estimated on a number the cache does not hold says so; one on a number it
+    /// holds (from the server, or set by an earlier queued write) does not.
+    @Test func anIncrementOfAnUnknownNumberIsAnEstimateOnAnUnknownBase() throws {
+        let t = TempCache()
+        let store = cache(t)
+        let increment = json(#"{".sv":{"increment":2}}"#)
+        _ = try store.appendWrite(cmd: "increment", kind: .set, path: path("/n"), data: increment, principal: "anonymous")
+        let unknown = try store.cachedRead(path("/n"), now: 0)
+        #expect(text(unknown.value) == "2" && unknown.estimated && unknown.unknownBase)
+        // Inside a value, and inside an update: the same.
+        _ = try store.appendWrite(cmd: "update", kind: .update, path: path("/u"),
+                                  data: CacheStore.updateData([(path("a"), json(#"{"hits":{".sv":{"increment":1}}}"#))]), principal: "anonymous")
+        #expect(try store.cachedRead(path("/u/a"), now: 0).unknownBase)
+        // Known from the server: a real estimate.
+        try store.storeServerAnswer(path("/k"), params: "{}", value: json(#"{"n":5}"#))
+        _ = try store.appendWrite(cmd: "increment", kind: .set, path: path("/k/n"), data: increment, principal: "anonymous")
+        let known = try store.cachedRead(path("/k/n"), now: 0)
+        #expect(text(known.value) == "7" && known.estimated && !known.unknownBase)
+        // Set by an earlier queued write: known too.
+        _ = try store.appendWrite(cmd: "set", kind: .set, path: path("/s"), data: json("10"), principal: "anonymous")
+        _ = try store.appendWrite(cmd: "increment", kind: .set, path: path("/s"), data: increment, principal: "anonymous")
+        let written = try store.cachedRead(path("/s"), now: 0)
+        #expect(text(written.value) == "12" && !written.unknownBase)
+        // A timestamp stands on no value.
+        _ = try store.appendWrite(cmd: "set", kind: .set, path: path("/t"), data: json(#"{".sv":"timestamp"}"#), principal: "anonymous")
+        let stamp = try store.cachedRead(path("/t"), now: 1234)
+        #expect(stamp.estimated && !stamp.unknownBase)
+    }
+
+    /// `queue --rejected` marks what it listed as seen, and a write's own rejection (its
+    /// command's error) is seen at once; only the others are unseen.
+    @Test func rejectionsStayUnseenUntilMarked() throws {
+        let t = TempCache()
+        let store = cache(t)
+        #expect(try store.rejections(unseen: true).isEmpty)
+        func rejectOne(_ p: String, seen: Bool = false) throws {
+            let id = try store.appendWrite(cmd: "set", kind: .set, path: path(p), data: json("1"), principal: "anonymous")
+            try store.reject(id: id, error: RTDBError(.permissionDenied, "Permission denied"), seen: seen)
+        }
+        try rejectOne("/a")
+        try rejectOne("/own", seen: true)
+        try rejectOne("/b")
+        let unseen = try store.rejections(unseen: true)
+        #expect(unseen.map { $0.write.path.description } == ["/a", "/b"])
+        try store.markRejectionsSeen(unseen.map(\.seq))
+        #expect(try store.rejections(unseen: true).isEmpty)
+        #expect(try store.rejections().count == 3, "the log keeps them")
+        try rejectOne("/c")
+        #expect(try store.rejections(unseen: true).map { $0.write.path.description } == ["/c"])
+        try store.markRejectionsSeen(unseen.map(\.seq))
+        #expect(try store.rejections(unseen: true).map { $0.write.path.description } == ["/c"], "marking again changes nothing")
+    }
+
     @Test func completenessFollowsTrackedQueries() throws {
         let t = TempCache()
         let store = cache(t)

@@ -164,6 +164,35 @@ import RTDBRemote
         #expect(f.remote.sent.isEmpty)
     }
 
+    /// A flush made on the way to other work (a read, a later write, a transaction) tells
+    /// `onIncidentalFlushEvent` of each outcome; a write's own rejection is its error instead.
+    @Test func writesSentOnTheWayAreToldAndAWritesOwnRejectionIsItsError() throws {
+        let f = OfflineFixture()
+        try f.queue(.set(path("/locked/a"), json("1")), .set(path("/open/b"), json("2")))
+        f.remote.answer = { r in r.path.description.hasPrefix("/locked") || r.bodyText.contains("locked")
+            ? ScriptedRemote.reply(401, #"{"error":"Permission denied"}"#) : nil }
+        var told: [String] = []
+        let db = f.db()
+        db.onIncidentalFlushEvent = { event in
+            switch event {
+            case .acked(let row, _, _): told.append("acked \(row.id) \(row.path)")
+            case .rejected(let row, let e): told.append("rejected \(row.id) \(row.path) \(e.code.rawValue)")
+            }
+        }
+        _ = try db.read(path("/open"), query: nil)
+        #expect(told == ["rejected 1 /locked/a permission_denied", "acked 2 /open/b"])
+        told = []
+        try f.queue(.set(path("/locked/c"), json("3")))
+        let own = #expect(throws: RTDBError.self) { _ = try db.commit(.set(path("/locked/d"), json("4"))) }
+        #expect(own?.code == .permissionDenied)
+        #expect(told == ["rejected 3 /locked/c permission_denied"], "the write's own rejection is not told twice")
+        // A sibling (a watch's sender) tells the same listener.
+        try f.queue(.set(path("/locked/e"), json("5")))
+        told = []
+        db.sibling().flushIncidentally()
+        #expect(told == ["rejected 5 /locked/e permission_denied"])
+    }
+
     @Test func aWriteReturnsTheServersValueOrWhyItWaits() throws {
         let f = OfflineFixture()
         let acked = try f.db().commit(.set(path("/t"), json(#"{".sv":"timestamp"}"#)))

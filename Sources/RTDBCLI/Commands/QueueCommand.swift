@@ -11,7 +11,8 @@ enum QueueCommand {
         description: "Works on the offline cache of the --url database (see --persist, --cache). Without ACTION, prints one "
             + "{\"id\":N,\"cmd\":C,\"kind\":K,\"path\":P,\"data\":D,\"state\":S,\"attempts\":A,\"created\":MS,\"principal\":W} line per "
             + "queued write, in the order they will be sent (state sending: sent, answer not seen; it is sent again). "
-            + "--rejected prints the rejected writes with \"error\" (the code), \"message\" and \"at\". drop removes the "
+            + "--rejected prints the rejected writes with \"error\" (the code), \"message\" and \"at\", and marks them seen: "
+            + "sync exits 4 (rejected) while the log holds rejections not yet listed (other than a write's own error). drop removes the "
             + "named writes unsent and clear removes all, each printing {\"event\":\"dropped\",\"id\":N,\"path\":P}; "
             + "an id that is not queued is not_found (3) and nothing is dropped. Never contacts the server.",
         examples: ["rtdb --url \"$RTDB_URL\" --persist queue", "rtdb --url \"$RTDB_URL\" --persist queue drop 7",
@@ -26,10 +27,14 @@ enum QueueCommand {
         case nil:
             let rejected = inv.has(QueueCommand.rejected)
             if rejected {
-                for r in try db.rejectedWrites() {
+                let log = try db.rejectedWrites()
+                for r in log {
                     try out.record(fields(r.write, state: "rejected") + [("error", .string(r.error.code.rawValue)), ("message", .string(r.error.message)),
                                                                         ("at", .int(Int(r.atMillis)))])
                 }
+                try out.flush()
+                // Shown: `sync` no longer fails for these (it does for any rejected later).
+                try db.markRejectionsSeen(log.map(\.seq))
             } else {
                 for w in try db.queuedWrites() { try out.record(fields(w, state: w.state.rawValue)) }
             }

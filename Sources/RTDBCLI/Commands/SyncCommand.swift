@@ -18,9 +18,11 @@ enum SyncCommand {
             + "{\"event\":\"acked\",\"id\":N,\"path\":P} (with \"resent\":true when the write may have been applied twice, as an "
             + "increment sent again after a crash) or {\"event\":\"rejected\",\"id\":N,\"path\":P,\"error\":C,\"message\":M} per "
             + "write; then reads each kept location again ({\"event\":\"refreshed\",\"path\":P,\"query\":Q}); last "
-            + "{\"event\":\"synced\",\"acked\":A,\"rejected\":R,\"pending\":N}. Exits 0 when nothing is left and nothing was "
-            + "rejected, else with the status of the first failure: 4 (permission_denied, unauthenticated, principal_mismatch), "
-            + "3 (invalid data), 6 (unavailable: writes are left). One process sends at a time; another sync waits for it. "
+            + "{\"event\":\"synced\",\"acked\":A,\"rejected\":R,\"pending\":N}. Exits 4 (rejected) while the log holds rejected writes "
+            + "that 'rtdb queue --rejected' has not listed, whichever process sent them (a write refused while its own command "
+            + "waited does not count: that command failed); else 0 when "
+            + "nothing is left, 4 when the credential stopped the queue (unauthenticated, principal_mismatch), 6 (unavailable) "
+            + "when writes are left. One process sends at a time; another sync waits for it. "
             + "--follow sends each write queued while it runs, printing its acked or rejected line, prints "
             + "{\"event\":\"connected\"} and {\"event\":\"disconnected\",\"retry_ms\":N} as the server comes and "
             + "goes, and exits 0 on SIGINT or SIGTERM; meanwhile (unless --writes-only) it holds one stream per kept location "
@@ -40,46 +42,50 @@ enum SyncCommand {
             try follow(inv, db, out)
             return
         }
-        var failure: RTDBError? = nil
         var acked = 0, rejected = 0
         let progress = TerminalProgress.forCommand(quiet: inv.quiet, writesAsItGoes: true)
         progress.begin("sync", total: Int64(try db.queuedCount()), unit: .items("writes"))
         defer { progress.end() }
-        let stop = try db.flush { event in
+        let report: (FlushEvent) throws -> Void = { event in
             switch event {
             case .acked: acked += 1
-            case .rejected(_, let e):
-                rejected += 1
-                if failure == nil { failure = e }
+            case .rejected: rejected += 1
             }
             progress.update(done: Int64(acked + rejected))
             try print(event, out)
         }
-        if let stop, failure == nil {
-            failure = stop.error.code.exitStatus == 4 ? stop.error
-                : RTDBError(stop.error.code == .timeout ? .timeout : .unavailable, "queued writes are left: \(stop.error.message)")
-        }
+        // A write queued meanwhile and sent by the refresh's reads is this command's to report too.
+        db.onIncidentalFlushEvent = { try? report($0) }
+        let stop = try db.flush(onEvent: report)
         if stop == nil && !inv.has(writesOnly) {
             try refreshKept(db, out)
         }
         let pending = try db.queuedCount()
         try out.record([("event", .string("synced")), ("acked", .int(acked)), ("rejected", .int(rejected)), ("pending", .int(pending))])
         try out.flush()
-        if let failure { throw failure }
+        if let failure = try failure(db, stop) { throw failure }
     }
 
-    /// The line of one row's outcome: `acked` (with `"resent":true` when it went out before)
-    /// or `rejected` with the error.
-    static func print(_ event: FlushEvent, _ out: Output) throws {
-        switch event {
-        case .acked(let row, _, let resent):
-            var fields: [(String, Field)] = [("event", .string("acked")), ("id", .int(Int(row.id))), ("path", .string(row.path.description))]
-            if resent { fields.append(("resent", .bool(true))) }
-            try out.record(fields)
-        case .rejected(let row, let e):
-            try out.record([("event", .string("rejected")), ("id", .int(Int(row.id))), ("path", .string(row.path.description)),
-                            ("error", .string(e.code.rawValue)), ("message", .string(e.message))])
+    /// Why `sync` fails, if it does: rejected writes not yet seen (rejected by this sync or by
+    /// any process that sent the queue, and not the error of their own command) are `rejected`
+    /// (4) until `queue --rejected` shows them; else a stop of the flush: a credential problem
+    /// (4) or writes left (6).
+    static func failure(_ db: CacheControl, _ stop: FlushStop?) throws -> RTDBError? {
+        let unseen = try db.unseenRejections()
+        if let first = unseen.first {
+            let which = "id \(first.write.id), \(first.write.cmd) \(first.write.path) (\(first.error.code.rawValue))"
+            let what = unseen.count == 1 ? "a queued write was rejected and not yet listed: \(which)"
+                : "\(unseen.count) queued writes were rejected and not yet listed, the first \(which)"
+            return RTDBError(.rejected, what + "; 'rtdb queue --rejected' lists them, and sync exits 0 again after that")
         }
+        guard let stop else { return nil }
+        return stop.error.code.exitStatus == 4 ? stop.error
+            : RTDBError(stop.error.code == .timeout ? .timeout : .unavailable, "queued writes are left: \(stop.error.message)")
+    }
+
+    /// The line of one row's outcome (`FlushReports.fields`).
+    static func print(_ event: FlushEvent, _ out: Output) throws {
+        try out.record(FlushReports.fields(event))
     }
 
     /// Reads each kept location or query again (a plain read: an unchanged location costs a
@@ -99,11 +105,21 @@ enum SyncCommand {
         let streams = inv.has(writesOnly) ? nil
             : KeptStreams(inv, url: try inv.value(Global.url) ?? Invocation.env("RTDB_URL") ?? "", cacheFile: db.cacheFile)
         defer { streams?.stopAll() }
+        // Writes sent by the reads of a refresh are reported like those of its own flushes.
+        db.onIncidentalFlushEvent = { try? print($0, out) }
         var connected: Bool? = nil
         var retryMillis = 1000
         var nextTry: Int64 = 0
         var refreshedOnConnect = false
         var lastProbe: Int64 = 0
+        /// The server answers: `connected` is said once, before the first line of what it answered.
+        func markConnected() throws {
+            guard connected != true else { return }
+            try out.record([("event", .string("connected"))])
+            connected = true
+            retryMillis = 1000
+            refreshedOnConnect = false
+        }
         while Interruption.pending() == nil {
             let now = monotonicMillis()
             if now >= nextTry {
@@ -111,7 +127,10 @@ enum SyncCommand {
                 var reached = true
                 if pending > 0 || connected != true || now - lastProbe >= 5000 {
                     lastProbe = now
-                    let stop = try db.flush { try print($0, out) }
+                    let stop = try db.flush { event in
+                        try markConnected()
+                        try print(event, out)
+                    }
                     if let stop, stop.reason == .offline || stop.reason == .timeout || stop.reason == .unavailable { reached = false }
                     if pending == 0 {
                         // Nothing to send: probe the server with a cheap read.
@@ -119,12 +138,7 @@ enum SyncCommand {
                     }
                 }
                 if reached {
-                    if connected != true {
-                        try out.record([("event", .string("connected"))])
-                        retryMillis = 1000
-                        refreshedOnConnect = false
-                    }
-                    connected = true
+                    try markConnected()
                     if !refreshedOnConnect && !inv.has(writesOnly) {
                         refreshedOnConnect = true
                         try? refreshKept(db, out)
