@@ -40,49 +40,35 @@ BASHDIR := $(PREFIX)/share/bash-completion/completions
 ZSHDIR := $(PREFIX)/share/zsh/site-functions
 FISHDIR := $(PREFIX)/share/fish/vendor_completions.d
 
-.PHONY: all build test install uninstall
+.PHONY: all build test check install uninstall
 
 all: build
 
-build:
+# The release binary, rebuilt only when a source, the manifest or a link input is newer, so
+# `make install` after `make build` installs what was built without compiling again (swift
+# build itself would only plan, but would still take seconds and print a build log).
+RELEASE_BIN := .build/release/rtdb
+SOURCES := Package.swift $(shell find Sources -type f 2>/dev/null)
+
+build: $(RELEASE_BIN)
+
+$(RELEASE_BIN): $(SOURCES)
 	$(SWIFT) build -c release $(SWIFT_BUILD_FLAGS)
+	@touch $@
 
-# Every test is a Swift Testing test: --disable-xctest skips XCTest's empty "Executed 0 tests" runs.
-# The conformance suite drives the debug binary that `swift test` builds with real clients
-# (firebase-admin, curl, raw sockets); pytest's summary is the last line of each run.
-#
-# The second pass runs what waits on descriptors and on other processes' commits (rtdb serve and
-# its clients, watch, session, the offline cache, the in-process server tests, the conformance
-# suite) on the portable back-end (poll(2), the stat check), which macOS and the BSDs fall back
-# to: RTDB_IO_BACKEND=posix reaches every rtdb the tests start.
-PORTABLE_SUITES := EndToEndTests\.(Serve|Watch|IndexedWatch|RemoteWatch|Session|Offline|Presence|RealtimeClient)|RTDBServerTests
-CONFORMANCE = RTDB_BIN='$(CURDIR)/.build/debug/rtdb' PYTHONDONTWRITEBYTECODE=1 .build/venv/bin/python -m pytest Tests/Conformance -q
-
-# The gate on threads: what runs on more than one thread (the event loop and the threads that
-# hand it work: the sender, detached writes, streamed imports' row writer, group commit, serve
-# end to end, committed answers, clients that vanish) is built and run again with the thread
-# sanitizer, in a build folder of its own; its rtdb then serves a minute of clients that
-# connect, listen, write small and large values, vanish and come back (Tests/Soak/soak.py),
-# which fails on a crash, a sanitizer report or a lost acknowledged write. A report fails the
-# run (TSan's exit status 66).
-TSAN_BUILD := .build/tsan
-TSAN_SUITES := RTDBNetTests|RTDBServerTests|RTDBEngineTests\.(StreamImport|FlatImport|StreamExport|Confinement|TransactionState|SharedReads)|EndToEndTests\.(ServeTests|ClosedClientsTests|LargeImportTests|CommittedOutputTests)
-TSAN_ENV := TSAN_OPTIONS='halt_on_error=1 second_deadlock_stack=1'
-
+# The stages, what each proves and how their output is condensed are in scripts/run-tests: one
+# line per test suite, failures in full, one summary line at the end; every stage's whole output
+# is kept in .build/test-logs/.
 test:
-	scripts/install-test-tools
-	scripts/python-test-env
-	$(SWIFT) test --disable-xctest
-	$(CONFORMANCE)
-	$(SWIFT) build --build-tests --sanitize=thread --build-path $(TSAN_BUILD)
-	$(TSAN_ENV) $(SWIFT) test --skip-build --sanitize=thread --build-path $(TSAN_BUILD) --disable-xctest --filter '$(TSAN_SUITES)'
-	$(TSAN_ENV) PYTHONDONTWRITEBYTECODE=1 .build/venv/bin/python Tests/Soak/soak.py '$(CURDIR)/$(TSAN_BUILD)/debug/rtdb' --seconds 60
-	RTDB_IO_BACKEND=posix $(SWIFT) test --skip-build --disable-xctest --filter '$(PORTABLE_SUITES)'
-	RTDB_IO_BACKEND=posix $(CONFORMANCE)
+	SWIFT='$(SWIFT)' scripts/run-tests
 
-install: $(if $(RTDB_BIN),,build)
-	@bin='$(RTDB_BIN)'; \
-	if [ -z "$$bin" ]; then bin="$$($(SWIFT) build -c release $(SWIFT_BUILD_FLAGS) --show-bin-path)/rtdb"; fi; \
+# A quick subset (about three minutes once built): unit suites, the command line's tests, the
+# end-to-end reads and writes, two conformance files.
+check:
+	SWIFT='$(SWIFT)' scripts/run-tests --quick
+
+install: $(if $(RTDB_BIN),,$(RELEASE_BIN))
+	@bin='$(if $(RTDB_BIN),$(RTDB_BIN),$(RELEASE_BIN))'; \
 	set -x; \
 	$(INSTALL) -d '$(DESTDIR)$(BINDIR)' '$(DESTDIR)$(MAN1DIR)' '$(DESTDIR)$(BASHDIR)' '$(DESTDIR)$(ZSHDIR)' '$(DESTDIR)$(FISHDIR)' && \
 	$(INSTALL) -m 755 "$$bin" '$(DESTDIR)$(BINDIR)/rtdb' && \

@@ -3,7 +3,7 @@ import Testing
 
 // `make install` puts exactly five files under $(DESTDIR)$(PREFIX) and `make uninstall` removes
 // exactly those. RTDB_BIN installs the binary this test run built, so no release build is
-// needed here (`make install` without it runs `swift build -c release`).
+// needed here (`make install` without it builds the release binary when a source is newer).
 
 @Suite("make install")
 struct InstallTests {
@@ -52,6 +52,47 @@ struct InstallTests {
         let uninstall = try run(make, common + ["uninstall"], timeout: 60)
         try #require(uninstall.status == 0, "make uninstall failed (\(uninstall.status)):\n\(uninstall.stdout)\(uninstall.stderr)")
         #expect(Self.files(under: dest.url) == [], "make uninstall left files behind")
+    }
+
+    /// A copy of the Makefile, man page and completions in a scratch folder with a stand-in
+    /// source tree and release binary: what make decides to run is seen without a build.
+    func scratchTree() throws -> TempDir {
+        let tree = try TempDir()
+        let fm = FileManager.default
+        for folder in ["Sources/rtdb", ".build/release", "man", "completions"] {
+            try fm.createDirectory(at: tree.url.appendingPathComponent(folder), withIntermediateDirectories: true)
+        }
+        for file in ["Makefile", "man/rtdb.1", "completions/rtdb.bash", "completions/_rtdb", "completions/rtdb.fish"] {
+            try fm.copyItem(at: Package.file(file), to: tree.url.appendingPathComponent(file))
+        }
+        try Data("// manifest\n".utf8).write(to: tree.url.appendingPathComponent("Package.swift"))
+        try Data("// source\n".utf8).write(to: tree.url.appendingPathComponent("Sources/rtdb/main.swift"))
+        let binary = tree.url.appendingPathComponent(".build/release/rtdb")
+        try Data("#!/bin/sh\necho stand-in\n".utf8).write(to: binary)
+        // The binary is newer than every source, as right after `make build`.
+        try fm.setAttributes([.posixPermissions: 0o755, .modificationDate: Date().addingTimeInterval(60)], ofItemAtPath: binary.path)
+        return tree
+    }
+
+    @Test("make install after make build installs the built binary without building again")
+    func installDoesNotBuildAgain() throws {
+        let make = try requireTool("make")
+        let tree = try scratchTree()
+        let dest = try TempDir()
+        // SWIFT=false: any build attempt fails the install.
+        let install = try run(make, ["-C", tree.url.path, "SWIFT=false", "PREFIX=/usr/local", "DESTDIR=\(dest.url.path)", "install"])
+        #expect(install.status == 0, "\(install.stdout)\(install.stderr)")
+        #expect(!install.stdout.contains("build -c release"), "\(install.stdout)")
+        #expect(Self.files(under: dest.url) == Self.installed)
+        #expect(FileManager.default.contentsEqual(atPath: dest.path("usr/local/bin/rtdb"),
+                                                  andPath: tree.url.appendingPathComponent(".build/release/rtdb").path))
+
+        // A source changed since: install builds first (here: shown, not run).
+        try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(120)],
+                                              ofItemAtPath: tree.url.appendingPathComponent("Sources/rtdb/main.swift").path)
+        let dry = try run(make, ["-C", tree.url.path, "-n", "SWIFT=swift", "PREFIX=/usr/local", "DESTDIR=\(dest.url.path)", "install"])
+        #expect(dry.status == 0, "\(dry.stderr)")
+        #expect(dry.stdout.contains("swift build -c release"), "\(dry.stdout)")
     }
 
     @Test("make uninstall leaves other files in the same folders alone")
