@@ -78,7 +78,7 @@ enum Guide {
                           + "capabilities (Apple platforms), and the rtdb command that does the same. "
                           + "Every command also takes --url URL for a remote database.", width: width) + "\n\n"
         for row in rows {
-            s += Help.wrap(row.call, width: width, lead: "  ", indent: 2) + "\n"
+            s += Help.wrap(row.call, width: width, lead: "  ", indent: 4) + "\n"
             s += "      " + row.command + "\n"
             if !row.note.isEmpty { s += Help.wrap(row.note, width: width, lead: "      ", indent: 6) + "\n" }
         }
