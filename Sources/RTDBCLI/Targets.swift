@@ -68,26 +68,48 @@ extension Invocation {
 
     // MARK: opening
 
-    /// Options that only a remote target uses. Given on the command line without --url /
-    /// RTDB_URL they are a usage error, never silently dropped (their environment variables
-    /// apply to remote targets only, so a shell that exports one still runs local commands).
-    static let remoteOnly = [Global.auth.spec, Global.accessToken.spec, Global.credentials.spec, Global.cacert.spec]
+    /// Options that only a remote target uses: credentials, and the offline cache with its
+    /// settings. Given on the command line without --url / RTDB_URL they are a usage error,
+    /// never silently dropped (their environment variables apply to remote targets only, so a
+    /// shell that exports one still runs local commands).
+    static let remoteOnly = [Global.auth.spec, Global.accessToken.spec, Global.credentials.spec, Global.cacert.spec,
+                             Global.persist.spec, Global.cache.spec, Global.offline.spec, Global.online.spec,
+                             Global.cacheSize.spec, Global.connectTimeout.spec, Global.authCommand.spec]
+
+    /// The remote database's URL and where it came from, or nil for the embedded file: --url,
+    /// else RTDB_URL unless --db names a file (an option beats a variable: `--db FILE` in a
+    /// shell that exports RTDB_URL means the file).
+    func remoteURL() throws -> (url: String, source: RemoteTarget.URLSource)? {
+        if let url = try value(Global.url) { return (url, .option) }
+        if has(Global.db) { return nil }
+        return Invocation.env("RTDB_URL").map { ($0, .environment) }
+    }
+
+    /// `error` as the command reports it: when the target came from RTDB_URL, a database that
+    /// cannot be reached says so, since the variable may be one the user forgot they exported.
+    func attributed(_ error: RTDBError) -> RTDBError {
+        guard error.code == .unavailable || error.code == .timeout,
+              case .environment? = (try? remoteURL())?.source else { return error }
+        var e = error
+        e.message += " (the database RTDB_URL names; --db FILE works on a database file instead)"
+        return e
+    }
 
     /// The remote database itself for --url / RTDB_URL, else the embedded file.
     private func directDatabase(reading: Bool, watching: Bool) throws -> Database {
         // (`--db ""` is refused: SQLite would treat "" as a throw-away temporary database.)
         let dbFile = try value(Global.db)
-        if let url = try value(Global.url) {
-            return try remoteDatabase(url, from: .option)
-        }
-        if let url = Invocation.env("RTDB_URL") {
-            return try remoteDatabase(url, from: .environment)
+        if let (url, source) = try remoteURL() {
+            return try remoteDatabase(url, from: source)
         }
         if let option = Invocation.remoteOnly.first(where: { has($0) }) {
-            throw usageError("\(option.long) is for remote databases: give --url URL (or RTDB_URL) too, or leave it out")
+            throw usageError(dbFile != nil
+                ? "\(option.long) is for remote databases, not the database file --db names: leave it out"
+                : "\(option.long) is for remote databases: give --url URL (or RTDB_URL) too, or leave it out")
         }
         let file = Invocation.databaseFile(option: dbFile)
-        verbose("database file \(file) (\(dbFile != nil ? "--db" : Invocation.env("RTDB_DB") != nil ? "RTDB_DB" : "the default"))"
+        let ignored = dbFile != nil && Invocation.env("RTDB_URL") != nil ? "; RTDB_URL is not used" : ""
+        verbose("database file \(file) (\(dbFile != nil ? "--db" : Invocation.env("RTDB_DB") != nil ? "RTDB_DB" : "the default")\(ignored))"
                 + (Invocation.exists(file) ? "" : "; it does not exist yet"))
         if reading && !quiet && Diagnostics.stderrIsTerminal && !Invocation.exists(file) {
             Diagnostics.note("the database file \(file) does not exist yet (nothing has been written to it)")
@@ -115,7 +137,13 @@ extension Invocation {
         let target = try RemoteTarget.parse(url, from: source, emulatorHost: emulatorHost)
         let credential = try Credential.resolve(
             accessToken: value(Global.accessToken), auth: value(Global.auth), credentials: value(Global.credentials), env: Invocation.env,
-            readFile: { try readFile($0, limit: 1 << 20) },
+            readFile: { file in
+                // The key file comes from --credentials, else the variable: a file that cannot be read names it.
+                do { return try readFile(file, limit: 1 << 20) } catch var e as RTDBError {
+                    e.message = "\(has(Global.credentials) ? Global.credentials.long : "GOOGLE_APPLICATION_CREDENTIALS"): \(e.message)"
+                    throw e
+                }
+            },
             cacheFolder: ServiceAccount.defaultCacheFolder(env: Invocation.env), now: RemoteDatabase.wallClock)
         var caFile: String? = nil
         if let f = try setting(Global.cacert) {
@@ -137,9 +165,7 @@ extension Invocation {
     /// `persist`); nil for the embedded file and for a remote database without it, which then
     /// behaves exactly as without a cache. Nothing is opened here.
     private func offlineDatabase(patient: Bool = false, persist: Bool = false) throws -> OfflineDatabase? {
-        let url: String
-        let source: RemoteTarget.URLSource
-        if let u = try value(Global.url) { (url, source) = (u, .option) } else if let u = Invocation.env("RTDB_URL") { (url, source) = (u, .environment) } else { return nil }
+        guard let (url, source) = try remoteURL() else { return nil }
         let target = try RemoteTarget.parse(url, from: source, emulatorHost: Invocation.env("FIREBASE_DATABASE_EMULATOR_HOST"))
         guard let options = try OfflineOptions.parse(self, target: target, persist: persist) else { return nil }
         let timeout = try timeoutSeconds()
