@@ -74,7 +74,7 @@ enum WatchCommand {
             guard inv.has(exec) else { throw inv.usageError("--exec-fail needs --exec") }
             stopOnFailure = try inv.value(execFail) == .stop
         }
-        let sink = WatchSink(inv, path: path, command: command, raw: raw, count: remaining, stopOnFailure: stopOnFailure)
+        let sink = WatchSink(inv, path: path, query: query, command: command, raw: raw, count: remaining, stopOnFailure: stopOnFailure)
         // `/.info` is the connection's state, never cached: the server itself answers it.
         let db = try inv.database(reading: true, watching: true, cache: path.isInfo ? .never : .asked)
         WatchNotices.attach(to: db)
@@ -105,13 +105,21 @@ enum WatchCommand {
         Diagnostics.writeAll(2, line)
     }
 
-    static func record(_ e: Event, path: Path) -> [(String, Field)] {
+    /// An event's value as it prints: a value event of a query that is not key-ordered lists
+    /// the members in the query's order, so `jq 'to_entries[]'` walks them as the SDKs'
+    /// `snapshot.children` does (an object prints in key order otherwise).
+    static func shown(_ e: Event, _ query: Query) -> Field {
+        guard e.type == .value, let members = query.orderedMembers(of: e.value) else { return .node(e.value) }
+        return .members(members)
+    }
+
+    static func record(_ e: Event, path: Path, query: Query = Query()) -> [(String, Field)] {
         var fields: [(String, Field)] = [("event", .string(e.type.rawValue)), ("path", .string(path.description))]
         if let key = e.key {
             fields.append(("key", .string(key)))
             if e.type != .childRemoved { fields.append(("prev", e.prevKey.map { .string($0) } ?? .null)) }
         }
-        fields.append(("value", .node(e.value)))
+        fields.append(("value", shown(e, query)))
         return fields
     }
 
