@@ -1,13 +1,16 @@
 import RTDBCore
 
-/// Whether a path holds data, read as cheaply as a target allows: a shallow read, which gives
-/// the children of an object as `true` rather than their values. The one place `get --exists`
+/// Whether a path holds data, read as cheaply as a target allows: one look-up in the database
+/// file, else a shallow read, which gives the children of an object as `true` rather than
+/// their values. The one place `get --exists`
 /// and the root's guard (`RootWrites`) decide it.
 enum Presence {
     /// True when something is at `path` (the string "null" is something; nothing is null).
     /// With `partial`, an offline cache that knows only part of the value answers from what it
     /// knows: nil when that is nothing, since it cannot tell.
     static func holdsData(_ db: Database, _ path: Path, partial: Bool = false) throws -> Bool? {
+        // (The children of a large object are not even listed.)
+        if let presence = db.capability(PresenceReads.self) { return try presence.holdsData(path) }
         let r = try db.read(path, as: .shallow, partial: partial)
         if !r.value.isNull { return true }
         return r.complete ? false : nil
