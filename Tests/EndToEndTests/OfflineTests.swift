@@ -407,8 +407,10 @@ func mockToken(sub: String, exp: Int64) -> String {
         #expect(r(srv, ["queue"]).stdout.isEmpty)
         // queue and sync need a cache.
         expectError(s.rtdb(["--url", srv.url, "queue"]), status: 2, code: "usage")
-        // The options change nothing for the embedded file.
-        expectLines(s.rtdb("--persist", "--offline", "--cache-size", "1", "set", "/e", "1"), [#"{"path":"/e","value":1}"#])
+        // On the embedded file the options are a usage error; their variables change nothing.
+        expectError(s.rtdb("--persist", "--offline", "--cache-size", "1", "set", "/e", "1"), status: 2, code: "usage")
+        expectLines(s.rtdb(["set", "/e", "1"], env: ["RTDB_PERSIST": "1", "RTDB_OFFLINE": "1", "RTDB_CACHE_SIZE": "1"]),
+                    [#"{"path":"/e","value":1}"#])
     }
 
     @Test func syncFollowSendsNewWritesAsTheServerComesAndGoes() throws {

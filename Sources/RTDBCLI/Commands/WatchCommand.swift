@@ -29,7 +29,7 @@ enum WatchCommand {
         description: "Prints the current value (or one child_added per child), then one line per change made by any process "
             + "using the same database file, until interrupted. --changes-only skips that first part. Changes print in the "
             + "order removed, added, moved, changed. With a limit, children entering and leaving the window are added and removed. "
-            + "With an order other than by key, a value line lists the members in the query's order (an array keeps its own). "
+            + "With an order other than by key, a value line lists its members in that order (an array keeps its own). "
             + "With --raw, each line is the event's value alone, strings as bare text. --exec gives CMD the line that would print; "
             + "a CMD that exits non-zero is reported on stderr as one line with the event and the status. --count ends it with "
             + "status 0, SIGINT with 130 and SIGTERM with 143. "
