@@ -95,6 +95,15 @@ extension Invocation {
         return e
     }
 
+    /// The usage error for an option of `remoteOnly` on a command line whose target is the
+    /// database file (a command, or `serve`).
+    func refuseRemoteOnlyOptions() throws {
+        guard let option = Invocation.remoteOnly.first(where: { has($0) }) else { return }
+        throw usageError(has(Global.db)
+            ? "\(option.long) is for remote databases, not the database file --db names: leave it out"
+            : "\(option.long) is for remote databases: give --url URL (or RTDB_URL) too, or leave it out")
+    }
+
     /// The remote database itself for --url / RTDB_URL, else the embedded file.
     private func directDatabase(reading: Bool, watching: Bool) throws -> Database {
         // (`--db ""` is refused: SQLite would treat "" as a throw-away temporary database.)
@@ -102,11 +111,7 @@ extension Invocation {
         if let (url, source) = try remoteURL() {
             return try remoteDatabase(url, from: source)
         }
-        if let option = Invocation.remoteOnly.first(where: { has($0) }) {
-            throw usageError(dbFile != nil
-                ? "\(option.long) is for remote databases, not the database file --db names: leave it out"
-                : "\(option.long) is for remote databases: give --url URL (or RTDB_URL) too, or leave it out")
-        }
+        try refuseRemoteOnlyOptions()
         let file = Invocation.databaseFile(option: dbFile)
         let ignored = dbFile != nil && Invocation.env("RTDB_URL") != nil ? "; RTDB_URL is not used" : ""
         verbose("database file \(file) (\(dbFile != nil ? "--db" : Invocation.env("RTDB_DB") != nil ? "RTDB_DB" : "the default")\(ignored))"

@@ -51,6 +51,21 @@ import Testing
         #expect(sb.get("/a") == "1")
     }
 
+    @Test func serveTakesTheSameOptionsAsTheFile() throws {
+        let sb = Sandbox()
+        // --db beats RTDB_URL for serve too; without --db the variable is refused, named.
+        let server = try #require(ServeProcess(sb, ["--db", sb.db], env: ["RTDB_URL": TargetSafetyTests.deadURL]))
+        expectLines(sb.rtdb(["--url", remoteURL(server), "set", "/a", "1"]), [#"{"path":"/a","value":1}"#])
+        let refused = sb.rtdb(["serve", "--port", "0"], env: ["RTDB_URL": TargetSafetyTests.deadURL])
+        expectError(refused, status: 2, code: "usage")
+        #expect(refused.error?.message.contains("RTDB_URL") == true, "\(refused)")
+        for option in [["--offline"], ["--auth", "t"], ["--cache", "c.db"]] {
+            let r = sb.rtdb(["serve", "--port", "0"] + option)
+            expectError(r, status: 2, code: "usage")
+            #expect(r.error?.message.contains(option[0]) == true, "\(r)")
+        }
+    }
+
     /// Every command that takes a path, and every option that does: "" is not the root.
     static let emptyPaths: [[String]] = [
         ["get", ""], ["get", "", "--exists"], ["set", "", "1"], ["update", "", "{\"a\":1}"], ["push", "", "1"], ["remove", ""],
