@@ -180,9 +180,14 @@ extension Invocation {
         let remote = try remoteDatabase(url, from: source, timeoutSeconds: requestTimeout)
         verbose("offline cache \(options.file) (\(options.mode == .offline ? "offline: the server is never contacted" : options.mode == .online ? "online: the server is required" : "auto: the cache answers when the server cannot"))")
         var refresh: (() throws -> Credential)? = nil
-        if let command = options.authCommand, Invocation.explicitCredential(self) == nil {
+        // An option beats a variable: --auth-command on the command line gives way to a credential
+        // option only; RTDB_AUTH_COMMAND to any credential option or variable.
+        let commandIsOption = has(Global.authCommand)
+        if let command = options.authCommand, Invocation.explicitCredential(self, options: commandIsOption) == nil {
             let run = { try Invocation.runAuthCommand(command, timeoutSeconds: timeout) }
-            if case .none = remote.credential { remote.credential = try run() }
+            var none = false
+            if case .none = remote.credential { none = true }
+            if commandIsOption || none { remote.credential = try run() }
             refresh = run
         }
         let cache = CacheStore(EmbeddedDatabase(file: options.file, timeoutSeconds: timeout),
@@ -193,9 +198,11 @@ extension Invocation {
         return OfflineDatabase(cache: cache, remote: remote, mode: options.mode, lockWaitSeconds: timeout, refreshCredential: refresh)
     }
 
-    /// The credential option or variable given, if any (then `--auth-command` is not used).
-    static func explicitCredential(_ inv: Invocation) -> String? {
+    /// The credential option or variable given, if any (then `--auth-command` is not used);
+    /// with `options`, only a credential option counts.
+    static func explicitCredential(_ inv: Invocation, options: Bool = false) -> String? {
         for o in [Global.accessToken, Global.auth, Global.credentials] where inv.has(o) { return o.long }
+        if options { return nil }
         for v in ["RTDB_ACCESS_TOKEN", "RTDB_AUTH", "GOOGLE_APPLICATION_CREDENTIALS"] where env(v) != nil { return v }
         return nil
     }
