@@ -18,9 +18,10 @@ _rtdb_pair_options="--on-disconnect-set --on-disconnect-update --on-connect-set"
 # The options of command $1.
 _rtdb_command_options() {
     case $1 in
-        get) echo "--shallow --export --raw -r --partial" ;;
+        get) echo "--shallow --export --exists --raw -r --partial" ;;
         set) echo "--string -s --file --server-timestamp --chunked --chunk-size --force" ;;
         update) echo "--file" ;;
+        remove) echo "--force" ;;
         push) echo "--string -s --file --lines --key-only --raw -r" ;;
         query) echo "--raw -r --partial $_rtdb_query_options" ;;
         tx) echo "--max-retries --command-timeout --wait" ;;

@@ -168,6 +168,7 @@ complete -c rtdb -l version -d 'print the version'
 # get
 complete -c rtdb -n '__rtdb_using get' -l shallow -d 'print an object as {"child":true,...}'
 complete -c rtdb -n '__rtdb_using get' -l export -d 'include priorities, as format=export'
+complete -c rtdb -n '__rtdb_using get' -l exists -d 'print true or false: whether anything is at PATH (exit 0 or 11)'
 # get, query, watch, push
 complete -c rtdb -n '__rtdb_using get query watch push' -s r -l raw -d 'print a string value as its text, without quotes'
 # set, push, update, on-disconnect
@@ -176,7 +177,8 @@ complete -c rtdb -n '__rtdb_using set push update on-disconnect' -l file -r -F -
 complete -c rtdb -n '__rtdb_using set on-disconnect' -l server-timestamp -d 'write the server time'
 complete -c rtdb -n '__rtdb_using set' -l chunked -d 'through --url, write in several requests (not atomic)'
 complete -c rtdb -n '__rtdb_using set' -l chunk-size -x -d 'with --chunked, the most JSON one request carries'
-complete -c rtdb -n '__rtdb_using set' -l force -d 'with --chunked, remove what the location holds first'
+complete -c rtdb -n '__rtdb_using set' -l force -d 'replace the root of a database that holds data; with --chunked, remove what the location holds first'
+complete -c rtdb -n '__rtdb_using remove' -l force -d 'delete the root of a database that holds data'
 complete -c rtdb -n '__rtdb_using push' -l lines -d 'push each JSON line of stdin, as one write'
 complete -c rtdb -n '__rtdb_using push' -l key-only -d 'print a new push ID without writing anything'
 # tx

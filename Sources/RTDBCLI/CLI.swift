@@ -138,7 +138,7 @@ public enum CLI {
                 try printText(Guide.text(width: Help.width))
             case .run(let invocation):
                 usage = invocation.command.usage
-                try invocation.command.run(invocation)
+                do { try invocation.command.run(invocation) } catch let e as RTDBError { throw invocation.attributed(e) }
             }
             return 0
         } catch is OutputClosed {

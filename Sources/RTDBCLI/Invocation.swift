@@ -97,7 +97,18 @@ final class Invocation {
         return action
     }
 
-    func path(_ text: String) throws -> Path { try Path(text) }
+    /// A path argument (`what` names it in the error: PATH, or the option that takes it). An
+    /// empty one is a usage error, never the root: `rtdb remove "$UNSET"` must not delete
+    /// everything, so the root is only ever written `/`.
+    func path(_ text: String, naming what: String = "PATH") throws -> Path {
+        try nonEmptyPath(text, naming: what)
+        return try Path(text)
+    }
+
+    /// The usage error for an empty path argument (also for a location pattern, which is not a `Path`).
+    func nonEmptyPath(_ text: String, naming what: String = "PATH") throws {
+        if text.isEmpty { throw usageError("\(command.name): \(what) is empty (an unset variable?); the root is written /") }
+    }
 
     // MARK: environment and target
 

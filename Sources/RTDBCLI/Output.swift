@@ -23,6 +23,8 @@ struct CommittedNotPrinted: Error {
 /// `{"path":…,"value":…}`, not data, so their field order is fixed by the contract).
 enum Field {
     case node(Node)
+    /// An object whose members print in this order (a query's), not key order.
+    case members([Node.Entry])
     case string(String)
     case bool(Bool)
     case int(Int)
@@ -58,17 +60,34 @@ final class Output {
     /// Prints one value as a line, a string as its bare text (`--raw`, like `jq -r`): the
     /// text's own newlines are kept, so only other values are sure to take one line.
     func rawValue(_ node: Node) throws {
+        try rawValue(.node(node))
+    }
+
+    /// As `rawValue(_:)` for a value given as a record's field (`.node` or `.members`).
+    func rawValue(_ field: Field) throws {
         if quiet { return }
-        Output.appendRaw(node, pretty: pretty, to: &buffer)
+        Output.appendRaw(field, pretty: pretty, to: &buffer)
         try endLine()
     }
 
     static func appendRaw(_ node: Node, pretty: Bool, to buffer: inout [UInt8]) {
+        appendRaw(.node(node), pretty: pretty, to: &buffer)
+    }
+
+    static func appendRaw(_ field: Field, pretty: Bool, to buffer: inout [UInt8]) {
+        switch field {
         // A priority is not part of the value printed: a prioritised string is text too.
-        if case .string(let s) = node.unprioritized {
-            buffer.append(contentsOf: s.utf8)
-        } else {
-            JSONWriter(pretty: pretty).write(node, into: &buffer)
+        case .node(let node):
+            if case .string(let s) = node.unprioritized {
+                buffer.append(contentsOf: s.utf8)
+            } else {
+                JSONWriter(pretty: pretty).write(node, into: &buffer)
+            }
+        case .members(let list): JSONWriter(pretty: pretty).write(members: list, into: &buffer)
+        case .string(let s): buffer.append(contentsOf: s.utf8)
+        case .bool(let b): buffer.append(contentsOf: (b ? "true" : "false").utf8)
+        case .int(let n): buffer.append(contentsOf: String(n).utf8)
+        case .null: buffer.append(contentsOf: "null".utf8)
         }
     }
 
@@ -94,6 +113,8 @@ final class Output {
                 } else {
                     writer.write(n, into: &buffer)
                 }
+            case .members(let list):
+                writer.write(members: list, into: &buffer, level: 1)
             case .string(let s): JSONWriter.appendString(s, to: &buffer)
             case .bool(let b): buffer.append(contentsOf: (b ? "true" : "false").utf8)
             case .int(let n): buffer.append(contentsOf: String(n).utf8)

@@ -15,11 +15,13 @@ enum StreamedWrite {
     }
 
     /// Opens `source`'s input. Past a few megabytes, a database that can stream the input takes
-    /// it so, unless the path is a priority; anything else is read whole.
-    static func take(_ inv: Invocation, _ path: Path, _ source: ValueInput.ValueSource, as kind: ImportKind) throws -> Input {
+    /// it so, unless the path is a priority; anything else is read whole. `opened`: the target,
+    /// when the command has opened it already.
+    static func take(_ inv: Invocation, _ path: Path, _ source: ValueInput.ValueSource, as kind: ImportKind,
+                     opened: Database? = nil) throws -> Input {
         switch try JSONInput.open(source) {
         case .large(let input)?:
-            let db = try inv.database()
+            let db = try opened ?? inv.database()
             if !path.isPriority, let streaming = inv.capability(StreamingWrites.self, of: db) {
                 try run(inv, streaming, path, input, as: kind)
                 return .streamed

@@ -68,26 +68,53 @@ extension Invocation {
 
     // MARK: opening
 
-    /// Options that only a remote target uses. Given on the command line without --url /
-    /// RTDB_URL they are a usage error, never silently dropped (their environment variables
-    /// apply to remote targets only, so a shell that exports one still runs local commands).
-    static let remoteOnly = [Global.auth.spec, Global.accessToken.spec, Global.credentials.spec, Global.cacert.spec]
+    /// Options that only a remote target uses: credentials, and the offline cache with its
+    /// settings. Given on the command line without --url / RTDB_URL they are a usage error,
+    /// never silently dropped (their environment variables apply to remote targets only, so a
+    /// shell that exports one still runs local commands).
+    static let remoteOnly = [Global.auth.spec, Global.accessToken.spec, Global.credentials.spec, Global.cacert.spec,
+                             Global.persist.spec, Global.cache.spec, Global.offline.spec, Global.online.spec,
+                             Global.cacheSize.spec, Global.connectTimeout.spec, Global.authCommand.spec]
+
+    /// The remote database's URL and where it came from, or nil for the embedded file: --url,
+    /// else RTDB_URL unless --db names a file (an option beats a variable: `--db FILE` in a
+    /// shell that exports RTDB_URL means the file).
+    func remoteURL() throws -> (url: String, source: RemoteTarget.URLSource)? {
+        if let url = try value(Global.url) { return (url, .option) }
+        if has(Global.db) { return nil }
+        return Invocation.env("RTDB_URL").map { ($0, .environment) }
+    }
+
+    /// `error` as the command reports it: when the target came from RTDB_URL, a database that
+    /// cannot be reached says so, since the variable may be one the user forgot they exported.
+    func attributed(_ error: RTDBError) -> RTDBError {
+        guard error.code == .unavailable || error.code == .timeout,
+              case .environment? = (try? remoteURL())?.source else { return error }
+        var e = error
+        e.message += " (the database RTDB_URL names; --db FILE works on a database file instead)"
+        return e
+    }
+
+    /// The usage error for an option of `remoteOnly` on a command line whose target is the
+    /// database file (a command, or `serve`).
+    func refuseRemoteOnlyOptions() throws {
+        guard let option = Invocation.remoteOnly.first(where: { has($0) }) else { return }
+        throw usageError(has(Global.db)
+            ? "\(option.long) is for remote databases, not the database file --db names: leave it out"
+            : "\(option.long) is for remote databases: give --url URL (or RTDB_URL) too, or leave it out")
+    }
 
     /// The remote database itself for --url / RTDB_URL, else the embedded file.
     private func directDatabase(reading: Bool, watching: Bool) throws -> Database {
         // (`--db ""` is refused: SQLite would treat "" as a throw-away temporary database.)
         let dbFile = try value(Global.db)
-        if let url = try value(Global.url) {
-            return try remoteDatabase(url, from: .option)
+        if let (url, source) = try remoteURL() {
+            return try remoteDatabase(url, from: source)
         }
-        if let url = Invocation.env("RTDB_URL") {
-            return try remoteDatabase(url, from: .environment)
-        }
-        if let option = Invocation.remoteOnly.first(where: { has($0) }) {
-            throw usageError("\(option.long) is for remote databases: give --url URL (or RTDB_URL) too, or leave it out")
-        }
+        try refuseRemoteOnlyOptions()
         let file = Invocation.databaseFile(option: dbFile)
-        verbose("database file \(file) (\(dbFile != nil ? "--db" : Invocation.env("RTDB_DB") != nil ? "RTDB_DB" : "the default"))"
+        let ignored = dbFile != nil && Invocation.env("RTDB_URL") != nil ? "; RTDB_URL is not used" : ""
+        verbose("database file \(file) (\(dbFile != nil ? "--db" : Invocation.env("RTDB_DB") != nil ? "RTDB_DB" : "the default")\(ignored))"
                 + (Invocation.exists(file) ? "" : "; it does not exist yet"))
         if reading && !quiet && Diagnostics.stderrIsTerminal && !Invocation.exists(file) {
             Diagnostics.note("the database file \(file) does not exist yet (nothing has been written to it)")
@@ -115,7 +142,13 @@ extension Invocation {
         let target = try RemoteTarget.parse(url, from: source, emulatorHost: emulatorHost)
         let credential = try Credential.resolve(
             accessToken: value(Global.accessToken), auth: value(Global.auth), credentials: value(Global.credentials), env: Invocation.env,
-            readFile: { try readFile($0, limit: 1 << 20) },
+            readFile: { file in
+                // The key file comes from --credentials, else the variable: a file that cannot be read names it.
+                do { return try readFile(file, limit: 1 << 20) } catch var e as RTDBError {
+                    e.message = "\(has(Global.credentials) ? Global.credentials.long : "GOOGLE_APPLICATION_CREDENTIALS"): \(e.message)"
+                    throw e
+                }
+            },
             cacheFolder: ServiceAccount.defaultCacheFolder(env: Invocation.env), now: RemoteDatabase.wallClock)
         var caFile: String? = nil
         if let f = try setting(Global.cacert) {
@@ -137,9 +170,7 @@ extension Invocation {
     /// `persist`); nil for the embedded file and for a remote database without it, which then
     /// behaves exactly as without a cache. Nothing is opened here.
     private func offlineDatabase(patient: Bool = false, persist: Bool = false) throws -> OfflineDatabase? {
-        let url: String
-        let source: RemoteTarget.URLSource
-        if let u = try value(Global.url) { (url, source) = (u, .option) } else if let u = Invocation.env("RTDB_URL") { (url, source) = (u, .environment) } else { return nil }
+        guard let (url, source) = try remoteURL() else { return nil }
         let target = try RemoteTarget.parse(url, from: source, emulatorHost: Invocation.env("FIREBASE_DATABASE_EMULATOR_HOST"))
         guard let options = try OfflineOptions.parse(self, target: target, persist: persist) else { return nil }
         let timeout = try timeoutSeconds()
@@ -149,9 +180,14 @@ extension Invocation {
         let remote = try remoteDatabase(url, from: source, timeoutSeconds: requestTimeout)
         verbose("offline cache \(options.file) (\(options.mode == .offline ? "offline: the server is never contacted" : options.mode == .online ? "online: the server is required" : "auto: the cache answers when the server cannot"))")
         var refresh: (() throws -> Credential)? = nil
-        if let command = options.authCommand, Invocation.explicitCredential(self) == nil {
+        // An option beats a variable: --auth-command on the command line gives way to a credential
+        // option only; RTDB_AUTH_COMMAND to any credential option or variable.
+        let commandIsOption = has(Global.authCommand)
+        if let command = options.authCommand, Invocation.explicitCredential(self, options: commandIsOption) == nil {
             let run = { try Invocation.runAuthCommand(command, timeoutSeconds: timeout) }
-            if case .none = remote.credential { remote.credential = try run() }
+            var none = false
+            if case .none = remote.credential { none = true }
+            if commandIsOption || none { remote.credential = try run() }
             refresh = run
         }
         let cache = CacheStore(EmbeddedDatabase(file: options.file, timeoutSeconds: timeout),
@@ -165,9 +201,11 @@ extension Invocation {
         return db
     }
 
-    /// The credential option or variable given, if any (then `--auth-command` is not used).
-    static func explicitCredential(_ inv: Invocation) -> String? {
+    /// The credential option or variable given, if any (then `--auth-command` is not used);
+    /// with `options`, only a credential option counts.
+    static func explicitCredential(_ inv: Invocation, options: Bool = false) -> String? {
         for o in [Global.accessToken, Global.auth, Global.credentials] where inv.has(o) { return o.long }
+        if options { return nil }
         for v in ["RTDB_ACCESS_TOKEN", "RTDB_AUTH", "GOOGLE_APPLICATION_CREDENTIALS"] where env(v) != nil { return v }
         return nil
     }

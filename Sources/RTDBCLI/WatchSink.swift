@@ -6,6 +6,8 @@ import RTDBCore
 final class WatchSink {
     let inv: Invocation
     let path: Path
+    /// The watch's query: a value event prints its members in the query's order.
+    let query: Query
     let command: [String]
     let raw: Bool
     let stopOnFailure: Bool
@@ -14,9 +16,10 @@ final class WatchSink {
     /// The status of a command that failed with `--exec-fail stop`.
     private(set) var failure: Int32? = nil
 
-    init(_ inv: Invocation, path: Path, command: [String], raw: Bool, count: Int, stopOnFailure: Bool) {
+    init(_ inv: Invocation, path: Path, query: Query, command: [String], raw: Bool, count: Int, stopOnFailure: Bool) {
         self.inv = inv
         self.path = path
+        self.query = query
         self.command = command
         self.raw = raw
         self.remaining = count
@@ -28,13 +31,13 @@ final class WatchSink {
     /// failed command with `--exec-fail stop`).
     func deliver(_ events: [Event]) throws -> Bool {
         for e in events {
-            let fields = WatchCommand.record(e, path: path)
+            let fields = WatchCommand.record(e, path: path, query: query)
             if command.isEmpty {
-                if raw { try out.rawValue(e.value) } else { try out.record(fields) }
+                if raw { try out.rawValue(WatchCommand.shown(e, query)) } else { try out.record(fields) }
             } else {
                 var line: [UInt8] = []
                 if raw {
-                    Output.appendRaw(e.value, pretty: inv.pretty, to: &line)
+                    Output.appendRaw(WatchCommand.shown(e, query), pretty: inv.pretty, to: &line)
                 } else {
                     try inv.output().render(fields, into: &line)
                 }

@@ -40,6 +40,13 @@ extension Indexable {
     }
 }
 
+/// A database that can tell whether a path holds data without reading what is there (the
+/// embedded file looks up one row); others answer from a shallow read.
+public protocol PresenceReads: Database {
+    /// True when anything is stored at `path`.
+    func holdsData(_ path: Path) throws -> Bool
+}
+
 /// A database that can write out a value of any size as JSON piece by piece, in bounded
 /// memory, rather than building it whole first (the embedded file reads its rows in order; a
 /// remote database walks a node too large for one answer in pages).

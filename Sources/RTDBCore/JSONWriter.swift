@@ -67,23 +67,33 @@ public struct JSONWriter {
                 newline(&out, level)
                 out.append(UInt8(ascii: "]"))
             } else {
-                out.append(UInt8(ascii: "{"))
-                for (n, e) in list.enumerated() {
-                    if n > 0 { out.append(UInt8(ascii: ",")) }
-                    newline(&out, level + 1)
-                    JSONWriter.appendString(e.key, to: &out)
-                    out.append(UInt8(ascii: ":"))
-                    if pretty { out.append(0x20) }
-                    write(e.node, into: &out, level: level + 1)
-                }
-                if let p = priority {
-                    out.append(UInt8(ascii: ","))
-                    member("\".priority\":", p, into: &out, level: level)
-                }
-                newline(&out, level)
-                out.append(UInt8(ascii: "}"))
+                writeObject(list, priority: priority, into: &out, level: level)
             }
         }
+    }
+
+    /// Writes an object whose members are `members` in the order given, such as a query's
+    /// order (`Query.orderedMembers`), rather than key order; never as an array.
+    public func write(members: [Node.Entry], into out: inout [UInt8], level: Int = 0) {
+        writeObject(members, priority: nil, into: &out, level: level)
+    }
+
+    private func writeObject(_ list: [Node.Entry], priority: Node?, into out: inout [UInt8], level: Int) {
+        out.append(UInt8(ascii: "{"))
+        for (n, e) in list.enumerated() {
+            if n > 0 { out.append(UInt8(ascii: ",")) }
+            newline(&out, level + 1)
+            JSONWriter.appendString(e.key, to: &out)
+            out.append(UInt8(ascii: ":"))
+            if pretty { out.append(0x20) }
+            write(e.node, into: &out, level: level + 1)
+        }
+        if let p = priority {
+            out.append(UInt8(ascii: ","))
+            member("\".priority\":", p, into: &out, level: level)
+        }
+        newline(&out, level)
+        out.append(UInt8(ascii: "}"))
     }
 
     /// A member of an object written at `level` whose name needs no escaping (`"\".priority\":"`):

@@ -219,6 +219,17 @@ public struct Query: Sendable {
     /// The window as a value (an object in key order), as a `value` event carries it. Without
     /// bounds or a limit the location shows as itself (a primitive too, and with its priority),
     /// whatever the order; otherwise a primitive shows as null and the window has no priority.
+    /// The members of a view's value (`windowValue`) in this query's order, as an SDK's
+    /// `snapshot.children` walks them, for printing the object in that order; nil when it
+    /// prints as it is: not an object of two members or more, key order (a printed object's
+    /// own order), or an object that prints as an array (in index order, as `val()` gives it).
+    /// The value must keep its children's priorities for the priority order.
+    public func orderedMembers(of value: Node) -> [Node.Entry]? {
+        if case .key = order { return nil }
+        guard case .object(let all) = value.unprioritized, all.count > 1, JSONWriter.arrayLength(all) == nil else { return nil }
+        return Query(order: order).window(of: value)
+    }
+
     public func windowValue(of node: Node) -> Node {
         if !isFiltered { return node }
         guard case .object(let all) = node.unprioritized else { return .null }

@@ -354,6 +354,12 @@ public final class EmbeddedDatabase: Database {
         }
     }
 
+    /// `PresenceReads`: a leaf there or any row below it, without listing the children.
+    public func holdsData(_ path: Path) throws -> Bool {
+        if path.isPriority { return try !shallow(path).isNull }
+        return try reading(false) { c in try hasData(c, EmbeddedDatabase.encode(path)) }
+    }
+
     public func query(_ path: Path, _ query: Query) throws -> [Node.Entry] {
         try reading([]) { c in try window(c, path, query, export: true) }
     }
@@ -488,3 +494,6 @@ public final class EmbeddedDatabase: Database {
         }
     }
 }
+
+/// `holdsData(_:)` looks up one row.
+extension EmbeddedDatabase: PresenceReads {}

@@ -186,7 +186,7 @@ extension EmbeddedDatabase {
     }
 
     /// Whether the node at the encoded path holds a value: a leaf there or rows below it.
-    private func hasData(_ c: Connection, _ enc: [UInt8]) throws -> Bool {
+    func hasData(_ c: Connection, _ enc: [UInt8]) throws -> Bool {
         try leaf(c, at: enc) != nil || hasDescendants(c, enc)
     }
 

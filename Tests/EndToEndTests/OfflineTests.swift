@@ -254,6 +254,18 @@ func mockToken(sub: String, exp: Int64) -> String {
         #expect(server("/e") == "1")
     }
 
+    /// An option beats a variable: --auth-command on the command line wins over RTDB_AUTH.
+    @Test func anAuthCommandOptionBeatsACredentialVariable() throws {
+        let srv = try #require(RestartableServer(s, file: serverFile))
+        let old = mockToken(sub: "joe", exp: 1_000_000_000)
+        let fresh = mockToken(sub: "joe", exp: 4_102_444_800)
+        let e = r(srv, ["set", "/e", "1"], env: ["RTDB_AUTH": old])
+        #expect(lines(e).first?["reason"] as? String == "unauthenticated", "\(e)")
+        let sync = r(srv, ["--auth-command", "printf %s \"$FRESH\"", "sync"], env: ["FRESH": fresh, "RTDB_AUTH": old])
+        #expect(sync.status == 0, "\(sync)")
+        #expect(server("/e") == "1")
+    }
+
     /// Scenario 11 against a server that checks signed ID tokens (RS256, --project-id, --jwks):
     /// an expired token pauses the queue before anything is sent, a token the server refuses
     /// (401, not "Permission denied") pauses it after; a fresh token from --auth-command sends
@@ -407,8 +419,10 @@ func mockToken(sub: String, exp: Int64) -> String {
         #expect(r(srv, ["queue"]).stdout.isEmpty)
         // queue and sync need a cache.
         expectError(s.rtdb(["--url", srv.url, "queue"]), status: 2, code: "usage")
-        // The options change nothing for the embedded file.
-        expectLines(s.rtdb("--persist", "--offline", "--cache-size", "1", "set", "/e", "1"), [#"{"path":"/e","value":1}"#])
+        // On the embedded file the options are a usage error; their variables change nothing.
+        expectError(s.rtdb("--persist", "--offline", "--cache-size", "1", "set", "/e", "1"), status: 2, code: "usage")
+        expectLines(s.rtdb(["set", "/e", "1"], env: ["RTDB_PERSIST": "1", "RTDB_OFFLINE": "1", "RTDB_CACHE_SIZE": "1"]),
+                    [#"{"path":"/e","value":1}"#])
     }
 
     @Test func syncFollowSendsNewWritesAsTheServerComesAndGoes() throws {

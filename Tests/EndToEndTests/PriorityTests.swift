@@ -41,7 +41,7 @@ import Testing
         expectOK(sb.rtdb("--db", other, "get", "/"), sb.rtdb("get", "/").stdout)
         // Pretty export reads back the same too.
         let pretty = sb.rtdb("get", "/", "--export", "--pretty")
-        expectOK(sb.rtdb("--db", other, "-q", "set", "/", "-"  , stdin: .text(pretty.stdout)), "")
+        expectOK(sb.rtdb("--db", other, "-q", "set", "/", "-", "--force", stdin: .text(pretty.stdout)), "")
         expectOK(sb.rtdb("--db", other, "get", "/", "--export"), export.stdout)
     }
 

@@ -33,9 +33,10 @@ import Testing
         let sb = Sandbox()
         expectOK(sb.rtdb("set", "a//b/", "1"), "{\"path\":\"/a/b\",\"value\":1}\n")
         expectOK(sb.rtdb("get", "//a/b//"), "1\n")
-        expectOK(sb.rtdb("set", "/", "{\"r\":1}"), "{\"path\":\"/\",\"value\":{\"r\":1}}\n")
-        expectOK(sb.rtdb("get", ""), "{\"r\":1}\n")
-        expectOK(sb.rtdb("remove", "///"), "{\"path\":\"/\",\"value\":null}\n")
+        // (The root holds data: replacing it needs --force. An empty path is not the root.)
+        expectOK(sb.rtdb("set", "/", "{\"r\":1}", "--force"), "{\"path\":\"/\",\"value\":{\"r\":1}}\n")
+        expectOK(sb.rtdb("get", "//"), "{\"r\":1}\n")
+        expectOK(sb.rtdb("remove", "///", "--force"), "{\"path\":\"/\",\"value\":null}\n")
         expectOK(sb.rtdb("get", "/"), "null\n")
     }
 
@@ -187,7 +188,7 @@ import Testing
         expectOK(sb.rtdb("increment", "/a/n"), "{\"path\":\"/a/n\",\"value\":1}\n")
         expectOK(sb.rtdb("get", "/a"), "{\"n\":1}\n")
         // And a primitive at the root.
-        expectOK(sb.rtdb("set", "/", "\"root\""), "{\"path\":\"/\",\"value\":\"root\"}\n")
+        expectOK(sb.rtdb("set", "/", "\"root\"", "--force"), "{\"path\":\"/\",\"value\":\"root\"}\n")
         expectOK(sb.rtdb("get", "/"), "\"root\"\n")
         expectOK(sb.rtdb("get", "/a"), "null\n")
         expectOK(sb.rtdb("set", "/x", "1"), "{\"path\":\"/x\",\"value\":1}\n")

@@ -89,7 +89,8 @@ import RTDBCore
         let sb = Sandbox()
         expectError(sb.rtdb("set", "/", "{}", "--chunked"), status: 2, code: "usage")
         expectError(sb.rtdb("set", "/", "{}", "--chunk-size", "4096"), status: 2, code: "usage")
-        expectError(sb.rtdb("set", "/", "{}", "--force"), status: 2, code: "usage")
+        // (--force alone is for replacing a root that holds data; this one is empty.)
+        expectOK(sb.rtdb("set", "/", "{}", "--force"), "{\"path\":\"/\",\"value\":null}\n")
         expectError(sb.rtdb("set", "/", "{}", "--chunked", "--chunk-size", "12"), status: 2, code: "usage")
     }
 
@@ -115,7 +116,7 @@ import RTDBCore
         #expect(log.first?.contains(#""status":400"#) == true, "the whole delete was refused first: \(log.first ?? "")")
         #expect(log.contains { $0.contains(#""method":"PATCH""#) && $0.contains(#""status":204"#) })
         // Everything goes, however large.
-        #expect(sb.rtdb("--url", url(server), "remove", "/").status == 0)
+        #expect(sb.rtdb("--url", url(server), "remove", "/", "--force").status == 0)
         #expect(sb.get("/") == "null")
     }
 

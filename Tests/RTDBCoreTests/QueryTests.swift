@@ -300,4 +300,25 @@ struct QueryTests {
         #expect(p.sortValueChanged(old: .prioritized(.int(1), priority: .string("a")), new: .prioritized(.int(1), priority: .string("b"))))
         #expect(!q.sortValueChanged(old: d, new: Node.object([.init("h", .object([.init("y", .int(1))])), .init("x", .int(0))])))
     }
+
+    // MARK: printing a view in query order
+
+    @Test("a view's members print in its query's order; key order, primitives and arrays print as they are")
+    func orderedMembers() throws {
+        let scores = try node(#"{"a":93,"b":22,"c":80,"d":55}"#)
+        let members = try #require(Query(order: .value, limit: .last(4)).orderedMembers(of: scores))
+        #expect(keys(members) == ["b", "d", "c", "a"])
+        var out: [UInt8] = []
+        JSONWriter().write(members: members, into: &out)
+        #expect(String(decoding: out, as: UTF8.self) == #"{"b":22,"d":55,"c":80,"a":93}"#)
+        #expect(Query(order: .key, limit: .last(2)).orderedMembers(of: scores) == nil)
+        #expect(Query(order: .value).orderedMembers(of: .int(3)) == nil)
+        #expect(Query(order: .value).orderedMembers(of: try node("[3,1,2]")) == nil)
+        // Priorities order the members, and are not printed.
+        let tasks = try node(#"{"t1":{".value":"w",".priority":2},"t2":{".value":"v",".priority":1}}"#)
+        let byPriority = try #require(Query(order: .priority).orderedMembers(of: tasks))
+        out = []
+        JSONWriter(pretty: true).write(members: byPriority, into: &out)
+        #expect(String(decoding: out, as: UTF8.self) == "{\n  \"t2\": \"v\",\n  \"t1\": \"w\"\n}")
+    }
 }

@@ -12,6 +12,17 @@ import RTDBCore
         #expect(!FileManager.default.fileExists(atPath: t.dir))
     }
 
+    @Test func holdsDataLooksUpWithoutReading() throws {
+        let t = TempDatabase()
+        #expect(try !t.db.holdsData(.root))
+        #expect(!FileManager.default.fileExists(atPath: t.dir))
+        _ = try t.db.set(.root, json(#"{"a":{"b":"null"},"p":{".value":1,".priority":2}}"#))
+        for p in ["/", "/a", "/a/b", "/p", "/p/.priority"] { #expect(try t.db.holdsData(path(p)), "\(p)") }
+        for p in ["/b", "/a/c", "/a/b/c", "/a/.priority"] { #expect(try !t.db.holdsData(path(p)), "\(p)") }
+        _ = try t.db.set(.root, .null)
+        #expect(try !t.db.holdsData(.root))
+    }
+
     @Test func firstWriteCreatesParentFolders() throws {
         let t = TempDatabase()
         _ = try t.db.set(path("/a"), .int(1))

@@ -31,6 +31,7 @@ enum IndexCommand {
             }
         case .add, .remove:
             let args = try inv.arguments(["ACTION", "PATH", "CHILD"])
+            try inv.nonEmptyPath(args[1])
             let d = try IndexDefinition(location: args[1], child: args[2])
             let db = try indexable(inv, reading: false)
             let done = action == .add ? try db.addIndex(d, progress: TerminalProgress.forCommand(quiet: inv.quiet)) : try db.removeIndex(d)

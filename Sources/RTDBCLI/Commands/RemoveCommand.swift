@@ -1,20 +1,25 @@
 import RTDBCore
 
 enum RemoveCommand {
+    static let force = Flag("--force", "delete the root / of a database that holds data")
+
     static let spec = CommandSpec(
         name: "remove", summary: "delete a path and everything below it",
-        usage: "rtdb remove PATH",
+        usage: "rtdb remove PATH [--force]",
         arguments: [("PATH", .path, "database path")],
-        description: "Deletes PATH and prints {\"path\":P,\"value\":null}. Through --url, a node the server refuses to delete "
+        options: [force.spec],
+        description: "Deletes PATH and prints {\"path\":P,\"value\":null}. Deleting the root / of a database that holds data "
+            + "needs --force (an empty PATH is a usage error, never the root). Through --url, a node the server refuses to delete "
             + "at once (too large for its writeSizeLimit) is deleted in chunks, the deepest parts first: not atomically, "
             + "which a terminal is told.",
-        examples: ["rtdb remove /sessions/old"],
+        examples: ["rtdb remove /sessions/old", "rtdb remove / --force"],
         run: run)
 
     static func run(_ inv: Invocation) throws {
         let path = try inv.path(inv.arguments(["PATH"])[0])
         try WriteCheck.writable(path)
         let db = try inv.database()
+        try RootWrites.check(inv, path, db, .remove, force: inv.has(force))
         let receipt: WriteReceipt
         do {
             receipt = try db.commit(.remove(path))

@@ -93,9 +93,11 @@ enum ServeCommand {
 
     static func run(_ inv: Invocation) throws {
         _ = try inv.arguments([])
-        if try inv.value(Global.url) ?? Invocation.env("RTDB_URL") != nil {
-            throw inv.usageError("serve: serves the embedded database; --url names a remote one")
+        if let (_, source) = try inv.remoteURL() {
+            throw inv.usageError("serve: serves the embedded database; \(source.rawValue) names a remote one"
+                                 + (source == .environment ? " (--db FILE serves a file all the same)" : ""))
         }
+        try inv.refuseRemoteOnlyOptions()
         var options = Server.Options()
         options.host = try inv.value(host) ?? "127.0.0.1"
         if let p = try inv.value(port) { options.port = p }

@@ -156,7 +156,7 @@ enum SessionCommand {
         var steps: [SessionStep] = []
         for (option, words) in inv.occurrences(of: operationOptions) {
             let long = option.long
-            let path = try inv.path(words[0])
+            let path = try inv.path(words[0], naming: long)
             try WriteCheck.writable(path)
             switch long {
             case onDisconnectSet.long, onConnectSet.long:

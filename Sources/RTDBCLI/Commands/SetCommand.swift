@@ -8,7 +8,8 @@ enum SetCommand {
         "with --chunked: the most JSON one request carries (default 1048576)") { text, source in
         try OptionValue.whole(text, source, in: 1024...Limits.maxWriteBytes, of: "bytes")
     }
-    static let force = Flag("--force", "with --chunked: remove what the location holds first (in chunks too)")
+    static let force = Flag("--force", "replace the root / of a database that holds data; with --chunked: remove what "
+                            + "the location holds first (in chunks too)")
 
     static let spec = CommandSpec(
         name: "set", summary: "replace the value at a path",
@@ -19,10 +20,11 @@ enum SetCommand {
             + "On the database file a value of any size is one transaction (read in bounded memory past 16 MiB). "
             + "Through --url one request carries at most 256 MiB; --chunked writes a larger document as multi-path "
             + "updates of --chunk-size bytes, which is not atomic: it refuses a location that holds data unless --force, "
-            + "and prints {\"path\":P,\"requests\":N,\"bytes\":B,\"atomic\":false}.",
+            + "and prints {\"path\":P,\"requests\":N,\"bytes\":B,\"atomic\":false}. Replacing the root / of a database "
+            + "that holds data needs --force (an empty PATH is a usage error, never the root).",
         examples: ["rtdb set /users/alice '{\"name\":\"Alice\",\"age\":30}'", "rtdb set /motd --string 'hello world'",
                    "curl -s https://example.com/data.json | rtdb set /imported -", "rtdb set /lastSeen --server-timestamp",
-                   "rtdb --url \"$RTDB_URL\" set / --file backup.json --chunked"],
+                   "rtdb set / --file backup.json --force", "rtdb --url \"$RTDB_URL\" set / --file backup.json --chunked --force"],
         run: run)
 
     static func run(_ inv: Invocation) throws {
@@ -31,13 +33,18 @@ enum SetCommand {
         let source = try ValueInput.source(inv, args: inv.positionals.dropFirst(), serverTimestamp: serverTimestamp)
         try WriteCheck.writable(path)
         if inv.has(chunked) { return try runChunked(inv, path, source) }
-        if let option = [chunkSize.spec, force.spec].first(where: { inv.has($0) }) {
-            throw inv.usageError("set: \(option.long) goes with --chunked")
+        if inv.has(chunkSize) { throw inv.usageError("set: \(chunkSize.long) goes with --chunked") }
+        // The root is checked before the input is read; the database stays open for the write.
+        var root: Database? = nil
+        if path.isRoot {
+            let db = try inv.database()
+            try RootWrites.check(inv, path, db, .replace, force: inv.has(force))
+            root = db
         }
-        guard case .text(let text, let opened) = try StreamedWrite.take(inv, path, source, as: .set) else { return }
+        guard case .text(let text, let opened) = try StreamedWrite.take(inv, path, source, as: .set, opened: root) else { return }
         let value = try text.map { try source.node(from: $0) } ?? source.node()
         try WriteCheck.value(value, at: path)
-        let receipt = try (opened ?? inv.database()).commit(.set(path, value))
+        let receipt = try (opened ?? root ?? inv.database()).commit(.set(path, value))
         try inv.output(committed: path).report(receipt, [[("path", .string(path.description)),
                                                          ("value", .node(receipt.values.first?.value ?? .null))]])
     }

@@ -29,6 +29,7 @@ enum WatchCommand {
         description: "Prints the current value (or one child_added per child), then one line per change made by any process "
             + "using the same database file, until interrupted. --changes-only skips that first part. Changes print in the "
             + "order removed, added, moved, changed. With a limit, children entering and leaving the window are added and removed. "
+            + "With an order other than by key, a value line lists its members in that order (an array keeps its own). "
             + "With --raw, each line is the event's value alone, strings as bare text. --exec gives CMD the line that would print; "
             + "a CMD that exits non-zero is reported on stderr as one line with the event and the status. --count ends it with "
             + "status 0, SIGINT with 130 and SIGTERM with 143. "
@@ -74,7 +75,7 @@ enum WatchCommand {
             guard inv.has(exec) else { throw inv.usageError("--exec-fail needs --exec") }
             stopOnFailure = try inv.value(execFail) == .stop
         }
-        let sink = WatchSink(inv, path: path, command: command, raw: raw, count: remaining, stopOnFailure: stopOnFailure)
+        let sink = WatchSink(inv, path: path, query: query, command: command, raw: raw, count: remaining, stopOnFailure: stopOnFailure)
         // `/.info` is the connection's state, never cached: the server itself answers it.
         let db = try inv.database(reading: true, watching: true, cache: path.isInfo ? .never : .asked)
         WatchNotices.attach(to: db)
@@ -105,13 +106,21 @@ enum WatchCommand {
         Diagnostics.writeAll(2, line)
     }
 
-    static func record(_ e: Event, path: Path) -> [(String, Field)] {
+    /// An event's value as it prints: a value event of a query that is not key-ordered lists
+    /// the members in the query's order, so `jq 'to_entries[]'` walks them as the SDKs'
+    /// `snapshot.children` does (an object prints in key order otherwise).
+    static func shown(_ e: Event, _ query: Query) -> Field {
+        guard e.type == .value, let members = query.orderedMembers(of: e.value) else { return .node(e.value) }
+        return .members(members)
+    }
+
+    static func record(_ e: Event, path: Path, query: Query = Query()) -> [(String, Field)] {
         var fields: [(String, Field)] = [("event", .string(e.type.rawValue)), ("path", .string(path.description))]
         if let key = e.key {
             fields.append(("key", .string(key)))
             if e.type != .childRemoved { fields.append(("prev", e.prevKey.map { .string($0) } ?? .null)) }
         }
-        fields.append(("value", .node(e.value)))
+        fields.append(("value", shown(e, query)))
         return fields
     }
 
