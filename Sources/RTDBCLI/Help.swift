@@ -26,6 +26,7 @@ enum Help {
         s += wrap("Exit status: 0 ok, 1 internal/io, 2 usage, 3 invalid input, 4 permission, 5 not committed, "
                   + "6 unavailable/timeout, 7 unsupported, 8 not an rtdb database, 9 committed but not printed, "
                   + "10 incomplete (an offline cache that holds only part of the answer, with --partial), "
+                  + "11 nothing there (get --exists), "
                   + "130/143 ended by SIGINT/SIGTERM (watch, tx, serve).", width: width) + "\n"
         s += "\nExamples:\n"
         s += "  rtdb set /users/alice '{\"name\":\"Alice\",\"age\":30}'\n"

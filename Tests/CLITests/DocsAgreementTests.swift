@@ -91,4 +91,44 @@ struct DocsAgreementTests {
         let readme = try Package.text("README.md").replacingOccurrences(of: "\n", with: " ")
         #expect(readme.contains("`man rtdb` once `make install` has put it in place, `man ./man/rtdb.1` before that"))
     }
+
+    /// The rows of `rtdb help guide`: each SDK call (its line and deeper-indented continuation
+    /// lines) with the command line below it.
+    static func guideRows(_ text: String) -> [(call: String, command: String)] {
+        var rows: [(call: String, command: String)] = []
+        var call: String? = nil
+        for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
+            if line == "Idioms:" { break }
+            if line.hasPrefix("      ") {
+                if let c = call { rows.append((c, line.trimmingCharacters(in: .whitespaces))); call = nil }
+            } else if line.hasPrefix("    "), let c = call {
+                call = c + " " + line.trimmingCharacters(in: .whitespaces)
+            } else if line.hasPrefix("  ") {
+                call = line.trimmingCharacters(in: .whitespaces)
+            }
+        }
+        return rows
+    }
+
+    @Test("the README's guide table has every row of rtdb help guide, call and command alike")
+    func guideTable() throws {
+        let r = try run(try Package.rtdb(), ["help", "guide"])
+        #expect(r.status == 0, "\(r.stderr)")
+        let rows = DocsAgreementTests.guideRows(r.stdout)
+        #expect(rows.count >= 15, "\(rows)")
+        for required in ["setValue", "updateChildValues", "childByAutoId", "getData", "observeSingleEvent",
+                         "observe(.childAdded)", "removeAllObservers", "runTransactionBlock", "ServerValue.increment",
+                         "ServerValue.timestamp", "queryOrdered", "keepSynced", "isPersistenceEnabled", "onDisconnect",
+                         ".info/connected", ".info/serverTimeOffset"] {
+            #expect(rows.contains { $0.call.contains(required) }, "rtdb help guide lacks \(required)")
+        }
+        let readme = try Package.text("README.md")
+        let section = try #require(readme.range(of: "## Coming from the Firebase guides\n"), "README has no guide section")
+        let rest = readme[section.upperBound...]
+        let body = rest[..<(rest.range(of: "\n## ")?.lowerBound ?? rest.endIndex)]
+        for row in rows {
+            let escaped = row.command.replacingOccurrences(of: "|", with: "\\|")
+            #expect(body.contains("| `\(row.call)` | `\(escaped)` |"), "README's guide table lacks \(row.call) → \(row.command)")
+        }
+    }
 }

@@ -123,7 +123,7 @@ struct HelpTests {
         #expect(r.status == 0)
         let words = HelpTests.words(r.stdout)
         #expect(words.contains("10 incomplete"), "\(r.stdout)")
-        for status in ["0 ok", "2 usage", "9 committed but not printed", "130/143"] {
+        for status in ["0 ok", "2 usage", "9 committed but not printed", "11 nothing there (get --exists)", "130/143"] {
             #expect(words.contains(status), "rtdb help lacks \(status)")
         }
     }

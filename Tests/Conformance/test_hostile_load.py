@@ -2,8 +2,8 @@
 descriptors, a thousand namespaces.
 
 Timings are bounded with room for a loaded 2-core machine running the debug build; the
-benchmark (benchmarks/hostile_bench.py) measures the release build against the figures the
-README states."""
+benchmark (benchmarks/hostile_bench.py) measures the release build against the figures
+the documentation (docs/serve-limits.md) states."""
 
 import json
 import os
@@ -116,7 +116,7 @@ def test_a_flood_of_listens_is_answered_without_stalling_others(server):
                 oks += 1
         answered = time.monotonic() - started
         sender.join(10)
-    # The README's figures are 3 s and 200 ms on a release build (benchmarks/hostile_bench.py);
+    # The documented figures (docs/serve-limits.md) are 3 s and 200 ms on a release build (benchmarks/hostile_bench.py);
     # the debug build on a busy machine gets three times that.
     assert answered < 9.0, "%d listens answered in %.2f s" % (FLOOD, answered)
     assert probe.count > 0
