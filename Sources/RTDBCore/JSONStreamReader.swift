@@ -174,7 +174,7 @@ public final class JSONStreamReader {
             if n == 0 { eof = true; break }
             end += n
         }
-        progress.update(done: bytesRead)
+        try progress.update(done: bytesRead)
     }
 
     /// The byte at the reading position (0 at the end of the input).

@@ -174,7 +174,7 @@ struct ChunkedRemover {
     mutating func remove(_ path: Path) throws {
         while true {
             requests += 1
-            progress.update(done: Int64(requests))
+            try progress.update(done: Int64(requests))
             let listing = try db.value(db.send("GET", path, params: [("shallow", "true"), ("limitToFirst", String(ChunkedRemover.listSize))],
                                                idempotent: true), "a shallow read of \(path)")
             guard case .object(let children) = listing, !children.isEmpty else { break }
@@ -191,7 +191,7 @@ struct ChunkedRemover {
         }
         // Now empty (or a leaf): the node itself.
         requests += 1
-        progress.update(done: Int64(requests))
+        try progress.update(done: Int64(requests))
         let r = try db.send("DELETE", path, params: [("print", "silent")], idempotent: true)
         guard r.status == 200 || r.status == 204 else { throw RemoteErrors.error(r, target: db.target, what: "a delete of \(path)") }
     }
@@ -199,7 +199,7 @@ struct ChunkedRemover {
     /// Deletes the children `keys` of `path`; true when one request did it.
     mutating func removeGroup(_ path: Path, _ keys: [String]) throws -> Bool {
         requests += 1
-        progress.update(done: Int64(requests))
+        try progress.update(done: Int64(requests))
         let body = RemoteDatabase.objectJSON(keys.map { Node.Entry($0, .null) })
         if try db.patch(path, body, params: [("writeSizeLimit", "tiny")], sizeRefusalIsAnswer: true, what: "a delete under \(path)") {
             return true

@@ -45,15 +45,18 @@ enum SyncCommand {
         let progress = TerminalProgress.forCommand(quiet: inv.quiet, writesAsItGoes: true)
         progress.begin("sync", total: Int64(try db.queuedCount()), unit: .items("writes"))
         defer { progress.end() }
-        let stop = try db.flush { event in
-            switch event {
-            case .acked: acked += 1
-            case .rejected(_, let e):
-                rejected += 1
-                if failure == nil { failure = e }
+        let stop = try Interruption.saying("\(Quantity.of(acked + rejected, "queued write")) were sent (each printed); the rest stay queued") {
+            try db.flush { event in
+                switch event {
+                case .acked: acked += 1
+                case .rejected(_, let e):
+                    rejected += 1
+                    if failure == nil { failure = e }
+                }
+                // Printed before the progress line may stop the command: every write sent is told.
+                try print(event, out)
+                try progress.update(done: Int64(acked + rejected))
             }
-            progress.update(done: Int64(acked + rejected))
-            try print(event, out)
         }
         if let stop, failure == nil {
             failure = stop.error.code.exitStatus == 4 ? stop.error
