@@ -30,6 +30,7 @@ extension RemoteDatabase: StreamingReads {
         // The progress counts the bytes of the answers read and the children read in pages:
         // how many requests and children a walk takes is not known before it is done.
         progress.begin("read", total: nil, unit: .bytes)
+        progress.count(0, "children")
         defer { progress.end() }
         try withoutActuallyEscaping(write) { write in
             var walk = RemoteWalk(db: self, export: export, pretty: pretty, progress: progress, write: write)
