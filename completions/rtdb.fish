@@ -179,7 +179,7 @@ complete -c rtdb -n '__rtdb_using set' -l chunked -d 'through --url, write in se
 complete -c rtdb -n '__rtdb_using set' -l chunk-size -x -d 'with --chunked, the most JSON one request carries'
 complete -c rtdb -n '__rtdb_using set' -l force -d 'replace the root of a database that holds data; with --chunked, remove what the location holds first'
 complete -c rtdb -n '__rtdb_using remove' -l force -d 'delete the root of a database that holds data'
-complete -c rtdb -n '__rtdb_using push' -l lines -d 'push each JSON line of stdin, as one write'
+complete -c rtdb -n '__rtdb_using push' -l lines -d 'push each JSON line of stdin, in bounded memory'
 complete -c rtdb -n '__rtdb_using push' -l key-only -d 'print a new push ID without writing anything'
 # tx
 complete -c rtdb -n '__rtdb_using tx' -l max-retries -x -d 'attempts in all before giving up (default 25 on a remote database, no limit on the embedded one)'

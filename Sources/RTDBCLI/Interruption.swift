@@ -13,7 +13,16 @@ struct Interrupted: Error {
     /// The sentence of the error line (code `not_committed`).
     var message = "stopped by a signal before anything was committed"
 
-    var name: String { signal == SIGINT ? "SIGINT" : signal == SIGTERM ? "SIGTERM" : "signal \(signal)" }
+    var name: String { Interrupted.name(of: signal) }
+
+    static func name(of signal: Int32) -> String {
+        signal == SIGINT ? "SIGINT" : signal == SIGTERM ? "SIGTERM" : "signal \(signal)"
+    }
+
+    /// This interruption with what the command left said after it: "stopped by SIGINT; WHAT".
+    func saying(_ what: String) -> Interrupted {
+        Interrupted(signal: signal, message: "stopped by \(name); \(what)")
+    }
 }
 
 /// SIGINT and SIGTERM for a command that must stop cleanly (tx, session, sync), over the
@@ -52,5 +61,15 @@ enum Interruption {
     /// Throws `Interrupted` when a signal has arrived.
     static func check() throws {
         if let sig = pending() { throw Interrupted(signal: sig) }
+    }
+
+    /// Runs `body`; when a signal stops it (at a progress line's update, TerminalProgress), the
+    /// command's error line says what it left: `left` is read at that moment.
+    static func saying<T>(_ left: @autoclosure () -> String, _ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch let e as Interrupted {
+            throw e.saying(left())
+        }
     }
 }

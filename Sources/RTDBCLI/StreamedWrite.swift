@@ -36,7 +36,9 @@ enum StreamedWrite {
 
     static func run(_ inv: Invocation, _ db: StreamingWrites, _ path: Path, _ input: LargeInput, as kind: ImportKind) throws {
         let progress = TerminalProgress.forCommand(quiet: inv.quiet)
-        let written = try db.importJSON(path, from: input.source(), as: kind, progress: progress)
+        let written = try Interruption.saying("nothing was written") {
+            try db.importJSON(path, from: input.source(), as: kind, progress: progress)
+        }
         let out = inv.output(committed: path)
         if out.quiet { return }
         let pretty = out.pretty

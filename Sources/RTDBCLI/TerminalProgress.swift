@@ -10,6 +10,11 @@ import Darwin
 /// times a second, and cleared when the stage ends, so the terminal is left as it was. Only
 /// for a terminal: `TerminalProgress.forCommand` gives `Progress.none` when stderr is not one
 /// or with `--quiet`, so scripts never see it.
+///
+/// While a stage runs, SIGINT and SIGTERM (Ctrl-C) do not end the process at once: the next
+/// `update` throws `Interrupted`, the operation gives up there as it does on any error (a
+/// transaction rolls back), `end` clears the line, and the command's error line says what was
+/// left ("nothing was written", or how much was).
 final class TerminalProgress: ProgressSink {
     /// Nothing is shown before a stage has run this long.
     static let delaySeconds = 1.0
@@ -24,11 +29,20 @@ final class TerminalProgress: ProgressSink {
     private var started = 0.0
     private var lastDrawn: Double? = nil
     private var shown = false
+    private var counted: (items: Int64, name: String)? = nil
+    /// The signal that asked the command to stop, if one did (`Interruption.pending`).
+    private let interrupted: () -> Int32?
+    /// Makes SIGINT and SIGTERM ask rather than end the process (`Interruption.install`).
+    private let catchSignals: () -> Void
 
     init(now: @escaping () -> Double = TerminalProgress.monotonicSeconds,
-         write: @escaping ([UInt8]) -> Void = { Diagnostics.writeAll(2, $0) }) {
+         write: @escaping ([UInt8]) -> Void = { Diagnostics.writeAll(2, $0) },
+         interrupted: @escaping () -> Int32? = Interruption.pending,
+         catchSignals: @escaping () -> Void = Interruption.install) {
         self.now = now
         self.write = write
+        self.interrupted = interrupted
+        self.catchSignals = catchSignals
     }
 
     /// The sink a command uses: this line on a terminal, nothing otherwise or with `--quiet`.
@@ -45,11 +59,18 @@ final class TerminalProgress: ProgressSink {
         self.label = label
         self.total = total
         self.unit = unit
+        counted = nil
         started = now()
         lastDrawn = nil
+        catchSignals()
     }
 
-    func update(done: Int64) {
+    func count(_ items: Int64, _ name: String) {
+        counted = (items, name)
+    }
+
+    func update(done: Int64) throws {
+        if let signal = interrupted() { throw Interrupted(signal: signal, message: "stopped by \(Interrupted.name(of: signal))") }
         let t = now()
         let elapsed = t - started
         guard elapsed >= TerminalProgress.delaySeconds else { return }
@@ -57,7 +78,7 @@ final class TerminalProgress: ProgressSink {
         lastDrawn = t
         shown = true
         // Carriage return, the line, then erase what a longer earlier line left to the right.
-        let text = Progress.line(label, done: done, total: total, unit: unit, seconds: elapsed)
+        let text = Progress.line(label, done: done, total: total, unit: unit, seconds: elapsed, counted: counted)
         write(Array(("\r" + text + "\u{1B}[K").utf8))
     }
 

@@ -87,6 +87,16 @@ extension StreamingWrites {
     }
 }
 
+/// A database that can add any number of values under new push IDs as one atomic write
+/// without holding them all (the embedded file): `push --lines` of millions of lines.
+public protocol StreamingPushes: Database {
+    /// Adds each value `next` gives (until it gives nil) under a new push ID below `path`, in
+    /// order, all or nothing: an error from `next`, from `stored` or from the write leaves
+    /// nothing stored. `stored` is told each new child as stored (server values resolved),
+    /// before the write commits. Returns how many children were added.
+    func push(_ path: Path, from next: () throws -> Node?, stored: (Node.Entry) throws -> Void) throws -> Int
+}
+
 /// A database behind a server that limits what one request may do (Firebase): it can carry out
 /// in many bounded requests what one request may not, writing a document too large to send at
 /// once, deleting a node too large to delete at once. Neither is atomic: a failure part way

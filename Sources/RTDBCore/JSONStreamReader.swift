@@ -180,7 +180,7 @@ public final class JSONStreamReader {
             if n == 0 { eof = true; break }
             end += n
         }
-        progress.update(done: bytesRead)
+        try progress.update(done: bytesRead)
     }
 
     /// Counts the lines of the first `count` bytes of the window, which it is about to drop,

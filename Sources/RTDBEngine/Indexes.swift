@@ -84,7 +84,7 @@ extension EmbeddedDatabase {
         try forEachLocation(c, rest, at) { location in
             let entries = try sortValues(c, EmbeddedDatabase.encode(location), child: d.child, valueOrder: d.child == nil) {
                 rows += 1
-                if rows & 4095 == 0 { progress.update(done: rows) }
+                if rows & 4095 == 0 { try progress.update(done: rows) }
             }
             let rows = try EntryRows(c)
             let parent = EmbeddedDatabase.encode(location)

@@ -443,14 +443,14 @@ extension EmbeddedDatabase {
     /// Each child of the encoded path with its sort value (in place of the child), in key
     /// order, from one scan of the subtree: by the value at `child` below it, or by its own
     /// value (`valueOrder`; any object sorts as "an object"), or `.null` for neither.
-    func sortValues(_ c: Connection, _ enc: [UInt8], child: Path?, valueOrder: Bool, onRow: () -> Void = {}) throws -> [Node.Entry] {
+    func sortValues(_ c: Connection, _ enc: [UInt8], child: Path?, valueOrder: Bool, onRow: () throws -> Void = {}) throws -> [Node.Entry] {
         let skip = enc.count
         let childPath: [UInt8] = child.map { StorageKey.encode($0) } ?? []
         var entries: [Node.Entry] = []
         var currentKey: [UInt8] = []
         var currentIsObject = false
         try scanDescendants(c, enc) { s in
-            onRow()
+            try onRow()
             let full = s.blob(0)
             let rel = UnsafeBufferPointer(rebasing: full[skip...])
             let end = StorageKey.segmentEnd(rel, from: 0)

@@ -153,7 +153,7 @@ final class RowJSONWriter {
         try write(out)
         written += Int64(out.count)
         out.removeAll(keepingCapacity: true)
-        progress.update(done: written)
+        try progress.update(done: written)
     }
 
     // MARK: frames

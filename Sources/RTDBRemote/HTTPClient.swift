@@ -208,16 +208,41 @@ final class HTTPClient {
         return stream
     }
 
+    /// Bodies larger than this are announced first (`Expect: 100-continue`) and sent once the
+    /// server says to go on: a server that refuses the size answers at once (413, as `rtdb
+    /// serve --max-write-bytes` does when it reads the length) and closes, and a body still
+    /// being written would then end in a reset connection instead of that answer.
+    static let announceBodiesAbove = 256 << 10
+    /// How long to wait for `100 Continue` before sending the body anyway (as curl does), for a
+    /// server that ignores the expectation.
+    static let continueWaitMillis = 1000
+
     /// One try: connect if needed, write, read the whole response.
     private func once(_ req: HTTPRequestSpec, deadline: Int64, reachedServer: inout Bool) throws -> HTTPClientResponse {
         try ensureConnected(deadline: deadline)
-        let stream = try write(req, deadline: deadline, reachedServer: &reachedServer)
         var head: HTTPResponseHead? = nil
+        var bodySent = true
+        let stream: ByteStream
+        if let payload = req.body, payload.count > HTTPClient.announceBodiesAbove {
+            var announced = req
+            announced.body = nil
+            announced.headers += [("Content-Length", String(payload.count)), ("Expect", "100-continue")]
+            stream = try write(announced, deadline: deadline, reachedServer: &reachedServer)
+            head = try finalAnswerBeforeBody(stream, req.method, deadline: deadline)
+            if head == nil {
+                try payload.withUnsafeBytes { try stream.write($0, timeoutMillis: HTTPClient.left(deadline)) }
+            } else {
+                bodySent = false
+            }
+        } else {
+            stream = try write(req, deadline: deadline, reachedServer: &reachedServer)
+        }
         var body: [UInt8] = []
         while true {
             if let r = try parser.response(forMethod: req.method, pendingHead: &head, body: &body) {
                 served += 1
-                if !r.head.keepAlive { disconnect() }
+                // Answered without the body: the connection cannot carry another request.
+                if !r.head.keepAlive || !bodySent { disconnect() }
                 return r
             }
             let n = try readSome(stream, deadline: deadline)
@@ -230,6 +255,24 @@ final class HTTPClient {
                 throw NetError.address("the connection closed in the middle of a response")
             }
         }
+    }
+
+    /// After an announced body's head: the server's final answer when it gave one before the
+    /// body (a refusal), nil when it said to go on or said nothing in time.
+    private func finalAnswerBeforeBody(_ stream: ByteStream, _ method: String, deadline: Int64) throws -> HTTPResponseHead? {
+        let wait = min(Int64(HTTPClient.continueWaitMillis), deadline == Int64.max ? Int64.max : max(1, deadline - monotonicMillis()))
+        let n: Int
+        do {
+            n = try readSome(stream, deadline: monotonicMillis() + wait)
+        } catch NetError.timeout(_) {
+            return nil
+        }
+        if n == 0 {
+            try parser.endOfInput()
+            return nil
+        }
+        // `100 Continue` is passed over (nil): the body goes.
+        return try parser.head(forMethod: method)
     }
 
     func readSome(_ stream: ByteStream, deadline: Int64) throws -> Int {
@@ -306,7 +349,7 @@ final class HTTPClient {
         let n: Int
         do {
             n = try buffer.withUnsafeMutableBytes { try stream.read(into: $0, timeoutMillis: timeoutMillis) }
-        } catch NetError.timeout {
+        } catch NetError.timeout(_) {
             return .idle
         }
         if n == 0 {

@@ -51,15 +51,25 @@ extension RemoteDatabase: ChunkedWrites {
 }
 
 /// Gathers the streamed document's values into multi-path updates of about `chunkBytes`.
+///
+/// A server may take less in one write than the chunk size (`rtdb serve --max-write-bytes`, a
+/// `writeSizeLimit`): a chunk it refuses for its size (413, or 400 "exceeds the maximum size")
+/// is sent again in halves, each the same way, and later chunks are at most half the refused
+/// one. An entry refused alone goes as its children; a single leaf refused alone is an error
+/// that names it, as nothing smaller can be sent. Every split makes the pieces strictly
+/// smaller, so the work always ends.
 final class ChunkSink: JSONStreamSink {
+    /// One entry of a multi-path update: its keys below `path` and its value's JSON text.
+    typealias Entry = (keys: [String], text: [UInt8])
+
     let db: RemoteDatabase
     let path: Path
-    let chunkBytes: Int
+    /// The most a chunk holds: lowered each time the server refuses one for its size.
+    private(set) var chunkBytes: Int
     var work = ChunkedWork()
-    /// The update being gathered: `{"rel/path":value,…` without its closing brace.
-    private var body: [UInt8] = []
-    private var entries = 0
-    private var sentWhole = false
+    /// The entries of the update being gathered, and the size of its body so far.
+    private var pending: [Entry] = []
+    private var pendingBytes = 1
 
     init(db: RemoteDatabase, path: Path, chunkBytes: Int) {
         self.db = db
@@ -74,9 +84,9 @@ final class ChunkSink: JSONStreamSink {
             var text: [UInt8] = []
             JSONWriter(export: true).write(node, into: &text)
             if text.count <= chunkBytes || !node.unprioritized.isObject {
-                try send("PUT", text)
-                sentWhole = true
-                return
+                if try send("PUT", text, sizeRefusalIsAnswer: node.unprioritized.isObject) { return }
+                // Refused for its size: in chunks of at most half of it.
+                chunkBytes = max(1, min(chunkBytes, text.count / 2))
             }
         }
         try add(node, keys)
@@ -96,23 +106,40 @@ final class ChunkSink: JSONStreamSink {
     }
 
     private func entry(_ keys: [String], _ text: [UInt8]) throws {
+        let size = ChunkSink.entrySize((keys, text))
+        if !pending.isEmpty && pendingBytes + size > chunkBytes { try flush() }
+        pending.append((keys, text))
+        pendingBytes += size
+    }
+
+    /// What an entry adds to a body: its quoted relative path, a colon, its text and a separator.
+    static func entrySize(_ e: Entry) -> Int {
         var key: [UInt8] = []
-        JSONWriter.appendString(keys.isEmpty ? "/" : keys.joined(separator: "/"), to: &key)
-        let size = key.count + 1 + text.count + 1
-        if entries > 0 && body.count + size + 1 > chunkBytes { try flush() }
-        body.append(entries == 0 ? UInt8(ascii: "{") : UInt8(ascii: ","))
-        body += key
-        body.append(UInt8(ascii: ":"))
-        body += text
-        entries += 1
+        JSONWriter.appendString(relative(e.keys), to: &key)
+        return key.count + 1 + e.text.count + 1
+    }
+
+    static func relative(_ keys: [String]) -> String { keys.isEmpty ? "/" : keys.joined(separator: "/") }
+
+    /// `{"rel/path":value,…}`.
+    static func body(_ entries: ArraySlice<Entry>) -> [UInt8] {
+        var body: [UInt8] = []
+        for e in entries {
+            body.append(body.isEmpty ? UInt8(ascii: "{") : UInt8(ascii: ","))
+            JSONWriter.appendString(relative(e.keys), to: &body)
+            body.append(UInt8(ascii: ":"))
+            body += e.text
+        }
+        body.append(UInt8(ascii: "}"))
+        return body
     }
 
     /// A later value for a node the input gave before: what was sent for it goes first.
     private func removeEarlier(_ keys: [String]) throws {
         try flush()
         var text: [UInt8] = []
-        JSONWriter.appendString(keys.isEmpty ? "/" : keys.joined(separator: "/"), to: &text)
-        try send("PATCH", [UInt8(ascii: "{")] + text + Array(":null}".utf8))
+        JSONWriter.appendString(ChunkSink.relative(keys), to: &text)
+        _ = try send("PATCH", [UInt8(ascii: "{")] + text + Array(":null}".utf8))
     }
 
     func beginObject(at keys: [String], fresh: Bool) throws {
@@ -130,26 +157,60 @@ final class ChunkSink: JSONStreamSink {
     func endEntry() throws {}
 
     func flush() throws {
-        guard entries > 0 else { return }
-        body.append(UInt8(ascii: "}"))
-        try send("PATCH", body)
-        body.removeAll(keepingCapacity: true)
-        entries = 0
+        guard !pending.isEmpty else { return }
+        let held = pending
+        pending.removeAll(keepingCapacity: true)
+        pendingBytes = 1
+        try sendEntries(held[...])
+    }
+
+    /// Sends `entries` as one multi-path update; refused for its size, as two halves, each the
+    /// same way; a single entry refused goes as its children, or is the error.
+    private func sendEntries(_ entries: ArraySlice<Entry>) throws {
+        let body = ChunkSink.body(entries)
+        if try send("PATCH", body, sizeRefusalIsAnswer: true) { return }
+        chunkBytes = max(1, min(chunkBytes, body.count / 2))
+        if entries.count > 1 {
+            let middle = entries.startIndex + entries.count / 2
+            try sendEntries(entries[..<middle])
+            try sendEntries(entries[middle...])
+            return
+        }
+        guard let refused = entries.first else { return }
+        let node = try JSONReader.parse(refused.text)
+        guard case .object(let children) = node.unprioritized else {
+            let at = path.appending(Path(validatedKeys: refused.keys))
+            throw RTDBError(.tooLarge, "\(db.target.display) refused the value at \(at) (\(refused.text.count) bytes of JSON) as "
+                            + "larger than it takes in one write, and a single value cannot be split; the chunks before it were written")
+        }
+        var parts: [Entry] = children.map { child in
+            var text: [UInt8] = []
+            JSONWriter(export: true).write(child.node, into: &text)
+            return (refused.keys + [child.key], text)
+        }
+        if !node.priority.isNull {
+            var text: [UInt8] = []
+            JSONWriter().write(node.priority, into: &text)
+            parts.append((refused.keys + [".priority"], text))
+        }
+        try sendEntries(parts[...])
     }
 
     func finish() throws {
         try flush()
     }
 
-    private func send(_ method: String, _ bytes: [UInt8]) throws {
+    /// Sends one request; false when the server refused it for its size and
+    /// `sizeRefusalIsAnswer` (the caller splits it); any other refusal is an error.
+    private func send(_ method: String, _ bytes: [UInt8], sizeRefusalIsAnswer: Bool = false) throws -> Bool {
         work.requests += 1
-        work.bytes += Int64(bytes.count)
         let r = try db.send(method, path, params: [("print", "silent")], body: bytes, idempotent: true)
-        guard r.status == 200 || r.status == 204 else {
-            var e = RemoteErrors.error(r, target: db.target, what: "a chunk of the write to \(path)")
-            if e.code == .tooLarge { e = RTDBError(e.code, e.message + " (a smaller --chunk-size may pass)") }
-            throw e
+        if r.status == 200 || r.status == 204 {
+            work.bytes += Int64(bytes.count)
+            return true
         }
+        if sizeRefusalIsAnswer && RemoteErrors.isResponseTooLarge(r) { return false }
+        throw RemoteErrors.error(r, target: db.target, what: "a chunk of the write to \(path)")
     }
 }
 
@@ -174,7 +235,7 @@ struct ChunkedRemover {
     mutating func remove(_ path: Path) throws {
         while true {
             requests += 1
-            progress.update(done: Int64(requests))
+            try progress.update(done: Int64(requests))
             let listing = try db.value(db.send("GET", path, params: [("shallow", "true"), ("limitToFirst", String(ChunkedRemover.listSize))],
                                                idempotent: true), "a shallow read of \(path)")
             guard case .object(let children) = listing, !children.isEmpty else { break }
@@ -191,7 +252,7 @@ struct ChunkedRemover {
         }
         // Now empty (or a leaf): the node itself.
         requests += 1
-        progress.update(done: Int64(requests))
+        try progress.update(done: Int64(requests))
         let r = try db.send("DELETE", path, params: [("print", "silent")], idempotent: true)
         guard r.status == 200 || r.status == 204 else { throw RemoteErrors.error(r, target: db.target, what: "a delete of \(path)") }
     }
@@ -199,7 +260,7 @@ struct ChunkedRemover {
     /// Deletes the children `keys` of `path`; true when one request did it.
     mutating func removeGroup(_ path: Path, _ keys: [String]) throws -> Bool {
         requests += 1
-        progress.update(done: Int64(requests))
+        try progress.update(done: Int64(requests))
         let body = RemoteDatabase.objectJSON(keys.map { Node.Entry($0, .null) })
         if try db.patch(path, body, params: [("writeSizeLimit", "tiny")], sizeRefusalIsAnswer: true, what: "a delete under \(path)") {
             return true

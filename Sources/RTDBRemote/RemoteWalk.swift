@@ -27,9 +27,10 @@ extension RemoteDatabase: StreamingReads {
             try write(out)
             return
         }
-        // The progress counts the bytes of the answers read: how many requests and children a
-        // walk takes is not known before it is done.
-        progress.begin("export", total: nil, unit: .bytes)
+        // The progress counts the bytes of the answers read and the children read in pages:
+        // how many requests and children a walk takes is not known before it is done.
+        progress.begin("read", total: nil, unit: .bytes)
+        progress.count(0, "children")
         defer { progress.end() }
         try withoutActuallyEscaping(write) { write in
             var walk = RemoteWalk(db: self, export: export, pretty: pretty, progress: progress, write: write)
@@ -50,8 +51,9 @@ struct RemoteWalk {
     var out: [UInt8] = []
     /// Requests made, for the benchmarks and the tests.
     var requests = 1
-    /// The bytes of the answers read so far (the progress shown).
+    /// The bytes of the answers read so far, and the children read in pages (the progress shown).
     var bytesRead: Int64 = 0
+    var childrenRead: Int64 = 0
 
     init(db: RemoteDatabase, export: Bool, pretty: Bool, progress: ProgressSink, write: @escaping ([UInt8]) throws -> Void) {
         self.db = db
@@ -73,7 +75,7 @@ struct RemoteWalk {
         // size never runs into it as long as every page is answered in time.
         let r = try db.send("GET", path, params: params, idempotent: true)
         bytesRead += Int64(r.body.count)
-        progress.update(done: bytesRead)
+        try progress.update(done: bytesRead)
         return r
     }
 
@@ -132,7 +134,10 @@ struct RemoteWalk {
                 if child.isNull { continue }   // removed since the shallow read
                 separator(key: key, written: &written, array: arrayLength != nil, level: level)
                 JSONWriter(pretty: pretty, export: export).write(child, into: &out, level: level + 1)
+                childrenRead += 1
             }
+            progress.count(childrenRead, "children")
+            try progress.update(done: bytesRead)
             i += n
             // The next page aims at the target size, from what this one weighed per child.
             let perChild = max(1, r.body.count / n)

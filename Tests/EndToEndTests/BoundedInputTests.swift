@@ -30,9 +30,9 @@ enum PeakMemory {
 
 /// Reliability: every input that is held whole is capped at the write limit as it is read —
 /// push's stdin, the output of a tx command — with `too_large` (status 3), bounded memory and
-/// nothing written. `set` and `update` on the database file stream a large input instead (no
-/// limit, bounded memory): 300 MB of zero bytes is then refused as the invalid JSON it is, at
-/// its first byte, with nothing written.
+/// nothing written. `set` and `update` on the database file, and `push --lines`, stream a large
+/// input instead (no limit, bounded memory): 300 MB of zero bytes is then refused as the invalid
+/// JSON it is, at its first byte, with nothing written.
 @Suite(.enabled(if: PeakMemory.available, "GNU time (/usr/bin/time) is needed to measure peak memory; run scripts/install-test-tools"))
 struct BoundedInputTests {
     static let limit = 256 * 1024 * 1024
@@ -66,14 +66,18 @@ struct BoundedInputTests {
     @Test func oversizedStdinIsRefusedAsItIsRead() {
         let sb = Sandbox()
         sb.seed("/a", "1")
-        for command in ["push /a -", "push /a --lines"] {
+        for command in ["push /a -"] {
             let (r, peak) = PeakMemory.run(sb, "head -c \(BoundedInputTests.oversized) /dev/zero | $MEASURE \"$RTDB\" \(command)")
             expectRefused(r, peak: peak)
         }
-        for command in ["set /a -", "update /a -"] {
+        for command in ["set /a -", "update /a -", "push /a --lines"] {
             let (r, peak) = PeakMemory.run(sb, "head -c \(BoundedInputTests.oversized) /dev/zero | $MEASURE \"$RTDB\" \(command)")
             expectStreamedAndRefused(r, peak: peak)
         }
+        // One line of digits longer than the write limit: refused once the limit is read.
+        let (long, peak) = PeakMemory.run(sb, "head -c \(BoundedInputTests.oversized) /dev/zero | tr '\\0' 1 | $MEASURE \"$RTDB\" push /a --lines")
+        expectRefused(long, peak: peak)
+        #expect(long.error?.message.contains("line 1 of stdin") == true, "\(long)")
         #expect(sb.get("/") == #"{"a":1}"#)
     }
 
@@ -90,14 +94,14 @@ struct BoundedInputTests {
         let file = sb.dir + "/big.json"
         // A sparse file: 300 MB long, no disk space used.
         try #require(FileManager.default.createFile(atPath: file, contents: nil) && truncate(file, 300_000_000) == 0)
-        for script in ["$MEASURE \"$RTDB\" push /a --lines < \"$0\"", "$MEASURE \"$RTDB\" push /a --file \"$0\""] {
+        for script in ["$MEASURE \"$RTDB\" push /a --file \"$0\""] {
             let (r, peak) = PeakMemory.run(sb, script.replacingOccurrences(of: "\"$0\"", with: "'\(file)'"))
             // Its size is checked before a byte is read.
             expectRefused(r, peak: peak, below: 64 * 1024 * 1024)
             #expect(r.elapsed < 5, "\(r.elapsed)s")
         }
         for script in ["$MEASURE \"$RTDB\" set /a --file \"$0\"", "$MEASURE \"$RTDB\" update /a --file \"$0\"",
-                       "$MEASURE \"$RTDB\" set /a - < \"$0\""] {
+                       "$MEASURE \"$RTDB\" set /a - < \"$0\"", "$MEASURE \"$RTDB\" push /a --lines < \"$0\""] {
             let (r, peak) = PeakMemory.run(sb, script.replacingOccurrences(of: "\"$0\"", with: "'\(file)'"))
             // Streamed: refused at the first byte, without reading the rest.
             expectStreamedAndRefused(r, peak: peak)

@@ -64,4 +64,37 @@ import Testing
         let lines = drawn(screen)
         #expect(!lines.isEmpty && lines.allSatisfy { $0.hasPrefix("write: ") }, "\(screen)")
     }
+
+    /// `n` JSON lines, made by awk.
+    func lines(_ n: Int) -> String {
+        "awk 'BEGIN { for (i = 0; i < \(n); i++) print \"{\\\"i\\\":\" i \"}\" }'"
+    }
+
+    @Test func ctrlCDuringAProgressLineClearsItAndSaysNothingWasWritten() throws {
+        let sb = Sandbox()
+        sb.seed("/items", #"{"old":true}"#)
+        // Lines in three bursts, long pauses between: the line shows after the first pause, the
+        // signal comes during the second, and the next update stops the push, which rolls back.
+        let feed = "{ \(lines(2048)); sleep 1.5; \(lines(2048)); sleep 6; \(lines(2048)); }"
+        let screen = try onTerminal(sb, "\(feed) | \"$RTDB\" push /items --lines > '\(sb.dir)/out' & pid=$!; sleep 4; kill -INT $pid; wait $pid")
+        #expect(screen.hasSuffix("status=130\r\n"), "\(screen)")
+        let shown = drawn(screen)
+        #expect(!shown.isEmpty && shown.allSatisfy { $0.hasPrefix("push: ") }, "\(screen)")
+        // Cleared, then what happened.
+        #expect(screen.contains("\r\u{1B}[Krtdb: error: stopped by SIGINT; nothing was pushed\r\n"), "\(screen)")
+        #expect(sb.get("/items") == #"{"old":true}"#)
+        #expect((try? String(contentsOfFile: sb.dir + "/out", encoding: .utf8)) == "", "nothing printed: nothing stored")
+    }
+
+    @Test func aWalkedRemoteReadCountsBytesAndChildren() throws {
+        let sb = Sandbox()
+        let doc = sb.write("doc.json", RemoteBigDataTests.fiveMegabytes())
+        #expect(sb.rtdb("set", "/", "--file", doc, "-q").status == 0)
+        let server = try #require(ServeProcess(sb, ["--max-response-bytes", "100000"]))
+        // A slow reader: the walk waits on the pipe, then goes on past the first second.
+        let screen = try onTerminal(sb, "\"$RTDB\" --url '\(server.url)?ns=t' get / | { sleep 1.5; cat >/dev/null; }")
+        #expect(screen.hasSuffix("status=0\r\n"), "\(screen)")
+        let shown = drawn(screen)
+        #expect(!shown.isEmpty && shown.allSatisfy { $0.hasPrefix("read: ") && $0.contains(" children, ") }, "\(screen)")
+    }
 }

@@ -85,6 +85,44 @@ import RTDBCore
         #expect(sb.get("/one") == "5")
     }
 
+    /// About 5 MB: 50 children of about 100 kB, each of 1000 small children.
+    static func fiveMegabytes() -> String {
+        var s = "{"
+        for i in 0..<50 {
+            if i > 0 { s += "," }
+            s += "\"part\(i)\":{"
+            for j in 0..<1000 {
+                if j > 0 { s += "," }
+                s += "\"k\(j)\":{\"n\":\(j),\"text\":\"\(String(repeating: "t", count: 80))\"}"
+            }
+            s += "}"
+        }
+        return s + "}"
+    }
+
+    @Test func aChunkedSetHalvesItsChunksWhenTheServerTakesLessPerWrite() throws {
+        let sb = Sandbox()
+        let server = try #require(ServeProcess(sb, ["--max-write-bytes", "1000000", "--log"]))
+        let text = RemoteBigDataTests.fiveMegabytes()
+        #expect(text.utf8.count > 5_000_000)
+        let doc = sb.write("doc.json", text)
+        // In one request it is too large, and the error says what to do.
+        let whole = sb.rtdb("--url", url(server), "set", "/", "--file", doc)
+        expectError(whole, status: 3, code: "too_large")
+        #expect(whole.error?.message.contains("set --chunked") == true, "\(whole)")
+        // The default chunk (1 MiB) is more than the server takes: refused, halved, and on.
+        let r = sb.rtdb("--url", url(server), "set", "/", "--file", doc, "--chunked")
+        #expect(r.status == 0, "\(r)")
+        // (Refusals at the head are not logged; what was written is.)
+        #expect(server.child.stderr.split(separator: "\n").filter { $0.contains(#""status":204"#) }.count > 5)
+        #expect(sb.rtdb("get", "/").stdout == JSONWriter.string(try JSONReader.parse(text)) + "\n")
+        // A single value larger than the server takes cannot be split: a clear error.
+        let leaf = sb.write("leaf.json", #"{"a":1,"b":""# + String(repeating: "x", count: 1_200_000) + #""}"#)
+        let refused = sb.rtdb("--url", url(server), "set", "/leaf", "--file", leaf, "--chunked")
+        expectError(refused, status: 3, code: "too_large")
+        #expect(refused.error?.message.contains("/leaf/b") == true && refused.error?.message.contains("cannot be split") == true, "\(refused)")
+    }
+
     @Test func chunkedOptionsAreChecked() {
         let sb = Sandbox()
         expectError(sb.rtdb("set", "/", "{}", "--chunked"), status: 2, code: "usage")

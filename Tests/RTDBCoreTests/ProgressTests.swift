@@ -21,6 +21,14 @@ import Testing
                 == "push: 10 values, 0 values/s")
     }
 
+    @Test("things counted besides the units follow them")
+    func countedBesides() {
+        #expect(Progress.line("read", done: 12_345_678, total: nil, unit: .bytes, seconds: 2, counted: (4500, "children"))
+                == "read: 12.3 MB, 4500 children, 6.2 MB/s")
+        #expect(Progress.line("push", done: 500, total: 1000, unit: .bytes, seconds: 1, counted: (7, "values"))
+                == "push: 500 B / 1.0 kB (50%), 7 values, 500 B/s, 1 s left")
+    }
+
     @Test("durations read as a person would say them")
     func durations() {
         #expect(Progress.duration(0.2) == "1 s")

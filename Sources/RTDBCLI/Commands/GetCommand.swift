@@ -52,11 +52,13 @@ enum GetCommand {
         let form: ReadForm = inv.has(shallow) ? .shallow : export ? .export : .value
         if form != .shallow, !inv.has(Registry.rawOption), let streaming = inv.capability(StreamingReads.self, of: db) {
             // Written as it is read, in bounded memory, whatever the size.
-            try streaming.streamJSON(path, export: export, pretty: out.pretty,
-                                     progress: TerminalProgress.forCommand(quiet: inv.quiet, writesAsItGoes: true)) { chunk in
-                if out.quiet { return }
-                try out.rawBytes(chunk)
-                try out.flushIfLarge()
+            try Interruption.saying("what was printed is not the whole value") {
+                try streaming.streamJSON(path, export: export, pretty: out.pretty,
+                                         progress: TerminalProgress.forCommand(quiet: inv.quiet, writesAsItGoes: true)) { chunk in
+                    if out.quiet { return }
+                    try out.rawBytes(chunk)
+                    try out.flushIfLarge()
+                }
             }
             if !out.quiet { try out.rawBytes([0x0A]) }
             try out.flush()

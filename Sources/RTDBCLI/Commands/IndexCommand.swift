@@ -34,7 +34,9 @@ enum IndexCommand {
             try inv.nonEmptyPath(args[1])
             let d = try IndexDefinition(location: args[1], child: args[2])
             let db = try indexable(inv, reading: false)
-            let done = action == .add ? try db.addIndex(d, progress: TerminalProgress.forCommand(quiet: inv.quiet)) : try db.removeIndex(d)
+            let done = action == .add
+                ? try Interruption.saying("the index was not added") { try db.addIndex(d, progress: TerminalProgress.forCommand(quiet: inv.quiet)) }
+                : try db.removeIndex(d)
             try out.record([("path", .string(d.location)), ("child", .string(d.childText)),
                             (action == .add ? "added" : "removed", .bool(done))])
         }

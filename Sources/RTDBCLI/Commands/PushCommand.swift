@@ -1,7 +1,7 @@
 import RTDBCore
 
 enum PushCommand {
-    static let linesOption = Flag("--lines", "read JSON lines from stdin and push each, in order, as one atomic write")
+    static let linesOption = Flag("--lines", "read JSON lines from stdin and push each, in order, in bounded memory (one atomic write on the database file)")
     static let keyOnly = Flag("--key-only", "print a new push ID for PATH without writing anything (Firebase's push().key)")
 
     static let spec = CommandSpec(
@@ -10,7 +10,10 @@ enum PushCommand {
         arguments: [("PATH", .path, "database path of the list"), ("VALUE", .json, "JSON value; - reads it from stdin")],
         options: [ValueInput.string.spec, ValueInput.file.spec, linesOption.spec, keyOnly.spec, Registry.rawOption.spec],
         description: "Adds VALUE under a new 20-character push ID and prints {\"path\":P/K,\"key\":K,\"value\":V}. "
-            + "With --lines, every line of stdin is one value (blank lines are skipped); one bad line writes nothing. "
+            + "With --lines, every line of stdin is one value (blank lines are skipped); one bad line writes nothing; memory "
+            + "stays bounded however many lines. On the database file they are one transaction (the lines to print wait in "
+            + "a temporary file until it commits); through --url every line is checked first, then they go in writes of "
+            + "about 1 MiB, each atomic, halved when the server refuses one for its size. "
             + "With --key-only nothing is written: it prints {\"path\":P/K,\"key\":K} (with -r, K alone) for a key to "
             + "write later, say in one multi-path update; the key is made as push makes its keys, so it sorts among "
             + "them by the time it was made. With --url it is made with the server's clock (the local clock plus the "
@@ -28,25 +31,18 @@ enum PushCommand {
         let sample = path.appending("-AAAAAAAAAAAAAAAAAAA")
         if inv.has(keyOnly) { return try printKey(inv, path: path, sample: sample) }
         if inv.has(Registry.rawOption) { throw inv.usageError("push: -r goes with --key-only") }
-        var values: [Node] = []
         if inv.has(linesOption) {
             if inv.positionals.count > 1 || inv.has(ValueInput.string) || inv.has(ValueInput.file) {
                 throw inv.usageError("push: --lines reads the values from stdin; give no other value")
             }
-            let bytes = try readAll(fd: 0, limit: Limits.maxWriteBytes, what: "stdin")
-            let progress = TerminalProgress.forCommand(quiet: inv.quiet)
-            progress.begin("push", total: Int64(bytes.count), unit: .bytes)
-            defer { progress.end() }
-            values = try lines(bytes, at: sample) { progress.update(done: Int64($0)) }
-        } else {
-            let value = try ValueInput.source(inv, args: inv.positionals.dropFirst()).node()
-            try WriteCheck.value(value, at: sample)
-            values = [value]
+            return try PushLines.run(inv, path, sample: sample)
         }
+        let value = try ValueInput.source(inv, args: inv.positionals.dropFirst()).node()
+        try WriteCheck.value(value, at: sample)
         // One value per new child, `path/key`, in order.
-        let receipt = try inv.database().commit(.push(path, values))
+        let receipt = try inv.database().commit(.push(path, [value]))
         try inv.output(committed: path).report(receipt, receipt.values.map { child in
-            [("path", .string(child.path.description)), ("key", .string(child.path.last ?? "")), ("value", .node(child.value))]
+            PushLines.record(path, Node.Entry(child.path.last ?? "", child.value))
         })
     }
 
@@ -72,32 +68,5 @@ enum PushCommand {
             try out.record([("path", .string(path.appending(made.key).description)), ("key", .string(made.key))])
         }
         try out.flush()
-    }
-
-    /// Parses and checks every line before anything is written.
-    /// `read` is told how many bytes have been read, now and then.
-    static func lines(_ bytes: [UInt8], at sample: Path, read: (Int) -> Void = { _ in }) throws -> [Node] {
-        var values: [Node] = []
-        try bytes.withUnsafeBufferPointer { all in
-            var start = 0
-            var lineNo = 0
-            while start <= all.count {
-                var end = start
-                while end < all.count && all[end] != 0x0A { end += 1 }
-                lineNo += 1
-                if lineNo & 1023 == 0 { read(start) }
-                let line = UnsafeBufferPointer(rebasing: all[start..<end])
-                start = end + 1
-                if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) { continue }
-                do {
-                    let v = try JSONReader.parse(line)
-                    try WriteCheck.value(v, at: sample)
-                    values.append(v)
-                } catch let e as RTDBError {
-                    throw RTDBError(e.code, "line \(lineNo): \(e.message); nothing was pushed")
-                }
-            }
-        }
-        return values
     }
 }

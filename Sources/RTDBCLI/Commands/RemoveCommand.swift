@@ -26,7 +26,9 @@ enum RemoveCommand {
         } catch let e as RTDBError where e.code == .tooLarge {
             // Refused for its size: in chunks, as many requests as the server needs.
             guard let chunker = inv.capability(ChunkedWrites.self, of: db) else { throw e }
-            let work = try chunker.removeChunked(path, progress: TerminalProgress.forCommand(quiet: inv.quiet))
+            let work = try Interruption.saying("the requests sent before were made, so part of \(path) was deleted (not atomic)") {
+                try chunker.removeChunked(path, progress: TerminalProgress.forCommand(quiet: inv.quiet))
+            }
             Diagnostics.note("\(path) was too large to delete at once: deleted in \(Quantity.of(work.requests, "request")), not atomically")
             receipt = WriteReceipt(values: [(path, .null)])
         }

@@ -41,12 +41,25 @@ enum SetCommand {
             try RootWrites.check(inv, path, db, .replace, force: inv.has(force))
             root = db
         }
-        guard case .text(let text, let opened) = try StreamedWrite.take(inv, path, source, as: .set, opened: root) else { return }
+        guard case .text(let text, let opened) = try suggestingChunked(inv, { try StreamedWrite.take(inv, path, source, as: .set, opened: root) })
+        else { return }
         let value = try text.map { try source.node(from: $0) } ?? source.node()
         try WriteCheck.value(value, at: path)
-        let receipt = try (opened ?? root ?? inv.database()).commit(.set(path, value))
+        let receipt = try suggestingChunked(inv) { try (opened ?? root ?? inv.database()).commit(.set(path, value)) }
         try inv.output(committed: path).report(receipt, [[("path", .string(path.description)),
                                                          ("value", .node(receipt.values.first?.value ?? .null))]])
+    }
+
+    /// Runs `body`, whose `too_large` can only be the size of the whole write (the write limit,
+    /// a server's 413): through --url such a document can still be written in many requests,
+    /// and the error says how.
+    static func suggestingChunked<T>(_ inv: Invocation, _ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch let e as RTDBError where e.code == .tooLarge {
+            guard let db = try? inv.database(cache: .never), inv.capability(ChunkedWrites.self, of: db) != nil else { throw e }
+            throw RTDBError(e.code, e.message + "; set --chunked writes a document this large as a sequence of smaller writes (not atomic)")
+        }
     }
 
     /// `--chunked`: the document as many bounded requests to a remote database.
@@ -69,8 +82,11 @@ enum SetCommand {
             JSONWriter().write(try source.node(), into: &text)
             stream = BytesSource(text)
         }
-        let work = try chunker.writeChunked(path, from: stream, chunkBytes: try inv.value(chunkSize) ?? 1 << 20,
-                                            force: inv.has(force), progress: TerminalProgress.forCommand(quiet: inv.quiet))
+        let chunkBytes = try inv.value(chunkSize) ?? 1 << 20
+        let work = try Interruption.saying("the requests sent before were written, so \(path) holds part of the document (not atomic)") {
+            try chunker.writeChunked(path, from: stream, chunkBytes: chunkBytes, force: inv.has(force),
+                                     progress: TerminalProgress.forCommand(quiet: inv.quiet))
+        }
         withExtendedLifetime(keep) {}
         Diagnostics.note("\(path) was written in \(Quantity.of(work.requests, "request")), not atomically")
         let out = inv.output(committed: path)

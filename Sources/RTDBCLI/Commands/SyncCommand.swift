@@ -51,12 +51,15 @@ enum SyncCommand {
             case .acked: acked += 1
             case .rejected: rejected += 1
             }
-            progress.update(done: Int64(acked + rejected))
+            // Printed before the progress line may stop the command: every write sent is told.
             try print(event, out)
+            try progress.update(done: Int64(acked + rejected))
         }
         // A write queued meanwhile and sent by the refresh's reads is this command's to report too.
         db.onIncidentalFlushEvent = { try? report($0) }
-        let stop = try db.flush(onEvent: report)
+        let stop = try Interruption.saying("\(Quantity.of(acked + rejected, "queued write")) were sent (each printed); the rest stay queued") {
+            try db.flush(onEvent: report)
+        }
         if stop == nil && !inv.has(writesOnly) {
             try refreshKept(db, out)
         }

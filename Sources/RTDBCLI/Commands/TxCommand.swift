@@ -78,16 +78,20 @@ enum TxCommand {
         Interruption.install()
         try Interruption.check()
         var aborted = false
-        // After a stale attempt, wait a random moment (growing with the attempts, at most 10 ms)
-        // so that processes retrying the same path do not collide again in lockstep; the value
-        // is read afresh after the pause.
+        // After a stale attempt, wait a random moment that grows with the attempts and with what
+        // one attempt costs (TransactionBackoff), so that processes retrying the same path do
+        // not collide again in lockstep; the value is read afresh after the pause.
+        let pauses = TransactionBackoff()
+        var attemptStarted = TerminalProgress.monotonicSeconds()
         let backoff: (Int) -> Void = { attempt in
-            usleep(UInt32(Int.random(in: 0...(min(attempt, 10) * 1_000))))
+            let seconds = pauses.pause(before: attempt, lastAttemptSeconds: TerminalProgress.monotonicSeconds() - attemptStarted)
+            usleep(UInt32(seconds * 1_000_000))
         }
         let outcome: TransactionRunner.Outcome
         do {
             outcome = try TransactionRunner.run(db, path: path, maxAttempts: attemptBound, lockAfter: TxCommand.optimisticAttempts,
                                                 backoff: backoff) { current in
+                attemptStarted = TerminalProgress.monotonicSeconds()
                 var input: [UInt8] = []
                 JSONWriter().write(current, into: &input)
                 input.append(0x0A)
