@@ -40,7 +40,7 @@ enum Guide {
             command: "rtdb query /users --order-by-child age --limit-to-last 3",
             note: "also --order-by-key, --order-by-value, --order-by-priority, --start-at, --start-after, "
                 + "--end-at, --end-before, --equal-to, --limit-to-first; watch takes the same options"),
-        Row(call: "keepSynced(true)", command: "rtdb --url URL keep add /posts",
+        Row(call: "keepSynced(true)", command: "rtdb --url URL --persist keep add /posts",
             note: "the cache keeps the location synced (rtdb sync) and never purges it"),
         Row(call: "isPersistenceEnabled = true", command: "rtdb --url URL --persist get /posts",
             note: "or RTDB_PERSIST=1: reads fall back to the cache, writes are queued and sent in order"),

@@ -76,10 +76,14 @@ import Darwin
         expectError(r, status: 3, code: "invalid_json")
         var expected = ""
         do { _ = try JSONReader.parse(text) } catch let e as RTDBError { expected = e.message } catch {}
-        // The `}` after `2,` is read as what it is: a trailing comma, pointed at. The document is
-        // one line, so its column is its offset plus one.
+        // The `}` after `2,` is read as what it is: a trailing comma, pointed at, with its line
+        // and column counted here as an editor counts them (characters, not bytes).
         let comma = text.utf8.count - 3
-        #expect(expected == "invalid JSON at byte \(comma) (line 1, column \(comma + 1)): a trailing comma before '}' (JSON allows none)")
+        let before = Array(text.utf8.prefix(comma))
+        let line = before.filter { $0 == 10 }.count + 1
+        let lastLine = before.split(separator: 10, omittingEmptySubsequences: false).last ?? []
+        let column = lastLine.filter { $0 & 0xC0 != 0x80 }.count + 1
+        #expect(expected == "invalid JSON at byte \(comma) (line \(line), column \(column)): a trailing comma before '}' (JSON allows none)")
         #expect(r.error?.message == expected, "\(r)")
         #expect(sb.get("/") == #"{"x":{"old":true}}"#)
         // A problem with the data is reported as it is when the value is read whole.

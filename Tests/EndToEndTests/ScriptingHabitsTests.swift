@@ -135,16 +135,18 @@ import Testing
         for c in ["get", "query", "watch"] {
             #expect(sb.rtdb("help", c).stdout.contains("-r, --raw"), "help \(c) lists --raw")
         }
-        let watch = sb.rtdb("help", "watch").stdout
+        // Help is wrapped to a width: phrases are looked for with the line breaks taken out.
+        func flat(_ text: String) -> String { text.split(whereSeparator: { $0 == " " || $0 == "\n" }).joined(separator: " ") }
+        let watch = flat(sb.rtdb("help", "watch").stdout)
         for text in ["-n, --changes-only", "--exec-fail WHAT", "continue", "stop", "SIGINT with 130", "SIGTERM with 143"] {
             #expect(watch.contains(text), "help watch mentions \(text)")
         }
-        #expect(sb.rtdb("help", "set").stdout.contains("(- reads stdin)"))
-        #expect(sb.rtdb("help", "update").stdout.contains("(- reads stdin)"))
-        #expect(sb.rtdb("help", "query").stdout.contains("(N ≥ 1)"))
+        #expect(flat(sb.rtdb("help", "set").stdout).contains("(- reads stdin)"))
+        #expect(flat(sb.rtdb("help", "update").stdout).contains("(- reads stdin)"))
+        #expect(flat(sb.rtdb("help", "query").stdout).contains("(N ≥ 1)"))
         let overview = sb.rtdb("help").stdout
-        #expect(overview.contains("130/143 ended by SIGINT/SIGTERM"))
-        #expect(overview.contains("'man ./man/rtdb.1'"))
+        #expect(flat(overview).contains("130/143 ended by SIGINT/SIGTERM"))
+        #expect(flat(overview).contains("'man ./man/rtdb.1'"))
         for o in ["--auth", "--access-token", "--url", "--credentials", "--cacert"] {
             let line = overview.split(separator: "\n").first { $0.hasPrefix("  \(o) ") }
             #expect(line != nil && line?.contains("not supported") == false, "\(o): \(line ?? "missing")")

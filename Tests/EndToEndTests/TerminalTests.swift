@@ -31,7 +31,7 @@ import Testing
         let sb = Sandbox()
         let t = try onTerminal(sb, ["get"])
         #expect(t.status == "status=2")
-        #expect(t.lines == ["rtdb: error: get: missing PATH", "usage: rtdb get PATH [--shallow | --export] [--raw]"])
+        #expect(t.lines == ["rtdb: error: get: missing PATH", "usage: rtdb get PATH [--shallow | --export | --exists] [--raw]"])
     }
 
     @Test func unknownOptionOfAKnownCommandAddsThatCommandsUsageLine() throws {
@@ -40,7 +40,7 @@ import Testing
         #expect(t.status == "status=2")
         #expect(t.lines.count == 2, "\(t.lines)")
         #expect(t.lines.first?.hasPrefix("rtdb: error: ") == true, "\(t.lines)")
-        #expect(t.lines.last == "usage: rtdb get PATH [--shallow | --export] [--raw]", "\(t.lines)")
+        #expect(t.lines.last == "usage: rtdb get PATH [--shallow | --export | --exists] [--raw]", "\(t.lines)")
     }
 
     @Test func unknownCommandAddsTheGeneralUsageLine() throws {
