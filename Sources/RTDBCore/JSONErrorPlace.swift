@@ -51,6 +51,27 @@ struct CommaBefore: Sendable {
     let column: Int64
 }
 
+/// What a streamed reader knows of the text its window has let go of: its lines, and the comma
+/// it ended with when only white space followed (a trailing comma is named wherever the window's
+/// edge falls).
+struct DroppedText: Sendable {
+    private(set) var lines = TextLines()
+    private(set) var comma: CommaBefore? = nil
+
+    /// Counts `count` bytes from `start`, which start at `origin` in the input, as let go of.
+    mutating func drop(_ start: UnsafePointer<UInt8>, count: Int, origin: Int64) {
+        let ending = JSONSyntaxError.endingComma(start, count: count)
+        if let at = ending.comma {
+            lines.pass(start, count: at)
+            comma = CommaBefore(offset: origin + Int64(at), line: lines.newlines + 1, column: lines.charactersIntoLine + 1)
+            lines.pass(start + at, count: count - at)
+        } else {
+            if !ending.allSpace { comma = nil }
+            lines.pass(start, count: count)
+        }
+    }
+}
+
 /// The one way a JSON reader words a syntax error: byte offset, line and column, what was
 /// expected. A closing bracket found where a key or value should follow a comma is named for
 /// what it almost always is, a trailing comma (which JSON does not allow), and the error then

@@ -72,11 +72,8 @@ public final class JSONStreamReader {
     private var eof = false
     /// Where `buffer[0]` is in the whole input.
     private var origin: Int64 = 0
-    /// The lines and columns before `buffer[0]`, for the places of syntax errors, and the comma
-    /// the window last let go of when only white space followed it (a trailing comma is named
-    /// wherever the window's edge falls).
-    private var linesBefore = TextLines()
-    private var commaBefore: CommaBefore? = nil
+    /// What came before `buffer[0]`, for the places of syntax errors.
+    private var dropped = DroppedText()
     private let progress: ProgressSink
     private var sink: JSONStreamSink
     private let flat: Bool
@@ -169,7 +166,7 @@ public final class JSONStreamReader {
         guard !eof, let source else { return }
         if i > 0 {
             let left = end - i
-            letGo(count: i)
+            dropped.drop(UnsafePointer(buffer), count: i, origin: origin)
             if left > 0 { memmove(buffer, buffer + i, left) }
             origin += Int64(i)
             end = left
@@ -181,21 +178,6 @@ public final class JSONStreamReader {
             end += n
         }
         try progress.update(done: bytesRead)
-    }
-
-    /// Counts the lines of the first `count` bytes of the window, which it is about to drop,
-    /// and keeps the comma they end with.
-    private func letGo(count: Int) {
-        let ending = JSONSyntaxError.endingComma(UnsafePointer(buffer), count: count)
-        if let comma = ending.comma {
-            linesBefore.pass(buffer, count: comma)
-            commaBefore = CommaBefore(offset: origin + Int64(comma), line: linesBefore.newlines + 1,
-                                      column: linesBefore.charactersIntoLine + 1)
-            linesBefore.pass(buffer + comma, count: count - comma)
-        } else {
-            if !ending.allSpace { commaBefore = nil }
-            linesBefore.pass(buffer, count: count)
-        }
     }
 
     /// The byte at the reading position (0 at the end of the input).
@@ -217,7 +199,7 @@ public final class JSONStreamReader {
 
     private func fail(_ what: String) -> RTDBError {
         JSONSyntaxError.make(what, text: UnsafePointer(buffer), count: end, index: i, textOrigin: origin,
-                             linesBefore: linesBefore, commaBefore: commaBefore)
+                             linesBefore: dropped.lines, commaBefore: dropped.comma)
     }
 
     /// After an opening `{` or `[`: whether `close` follows at once (then it is read).
@@ -288,8 +270,8 @@ public final class JSONStreamReader {
             var r = JSONReader(UnsafeBufferPointer(start: buffer + i, count: count))
             r.origin = origin + Int64(i)
             r.window = UnsafePointer(buffer)
-            r.linesBeforeWindow = linesBefore
-            r.commaBeforeWindow = commaBefore
+            r.linesBeforeWindow = dropped.lines
+            r.commaBeforeWindow = dropped.comma
             do {
                 let v = try read(&r)
                 if r.i < r.end || complete {
