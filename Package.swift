@@ -59,8 +59,14 @@ let package = Package(
         // timers), connections that own their socket and output, signals, folder and file
         // watching, and the shim over what differs between Linux, macOS and FreeBSD (System.swift).
         .target(name: "RTDBNet", dependencies: [linuxKernel]),
+        // The data viewer `rtdb serve` answers at /.ui/: one page, its script and its style,
+        // kept as the files they are (page/) and compiled into the binary as bytes by SwiftPM
+        // (embedInCode), so the page needs no build step and no file beside the binary.
+        .target(name: "RTDBViewer",
+                resources: [.embedInCode("page/index.html"), .embedInCode("page/viewer.js"),
+                            .embedInCode("page/viewer.css")]),
         // rtdb serve: Firebase's REST and streaming protocols over the embedded database.
-        .target(name: "RTDBServer", dependencies: ["RTDBCore", "RTDBEngine", "RTDBNet", "RTDBWire", "RTDBRules"]),
+        .target(name: "RTDBServer", dependencies: ["RTDBCore", "RTDBEngine", "RTDBNet", "RTDBWire", "RTDBRules", "RTDBViewer"]),
         // The Database over Firebase's REST API and event streams: HTTP/1.1 client, targets,
         // credentials (production Firebase, the emulator, rtdb serve).
         .target(name: "RTDBRemote", dependencies: ["RTDBCore", "RTDBWire", "RTDBNet"]),

@@ -9,10 +9,13 @@ final class HTTPHandler {
     let rest: RESTHandler
     /// The server's own URL (the hello's host when an upgrade names none).
     var url: () -> String
+    /// The data viewer is served (`/.ui/`, ViewerRoutes); off with `rtdb serve --no-ui`.
+    let viewer: Bool
 
-    init(rest: RESTHandler, url: @escaping () -> String) {
+    init(rest: RESTHandler, url: @escaping () -> String, viewer: Bool) {
         self.rest = rest
         self.url = url
+        self.viewer = viewer
     }
 
     enum Kind: Equatable {
@@ -40,7 +43,10 @@ final class HTTPHandler {
     }
 
     /// A read: a response, or a stream to open.
-    func read(_ r: HTTPRequest) -> RESTOutcome { rest.handle(r) }
+    func read(_ r: HTTPRequest) -> RESTOutcome {
+        if viewer, let page = ViewerRoutes.answer(r) { return .response(page) }
+        return rest.handle(r)
+    }
 
     /// The answer to a write whose head alone settles that it is refused, given before its body
     /// is read: an unauthorised client cannot make the server receive and hold a large body.

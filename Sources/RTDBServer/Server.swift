@@ -44,6 +44,8 @@ public final class Server {
         public var maxListens = 100_000
         /// Database files streams and listens may follow at once (StreamBudget).
         public var maxFollowedFiles = 256
+        /// The data viewer at `/.ui/` (ViewerRoutes); `rtdb serve --no-ui` turns it off.
+        public var viewer = true
         public init() {}
     }
 

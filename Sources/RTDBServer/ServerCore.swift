@@ -60,7 +60,7 @@ final class ServerCore {
         self.namespaces = namespaces
         self.rest = rest
         self.log = ServerLog(requests: options.log)
-        self.http = HTTPHandler(rest: rest, url: url)
+        self.http = HTTPHandler(rest: rest, url: url, viewer: options.viewer)
         self.streams = ServerStreams()
         self.bodies = BodiesInFlight(cap: options.maxBodyBytesInFlight)
         self.realtime = RealtimeHandler(rest: rest, namespaces: namespaces, streams: streams, log: log)

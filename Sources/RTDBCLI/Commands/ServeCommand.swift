@@ -25,6 +25,7 @@ enum ServeCommand {
     static let tlsCert = Valued<String>("--tls-cert", value: "FILE", kind: .file, "serve https with this PEM certificate chain (needs --tls-key)")
     static let tlsKey = Valued<String>("--tls-key", value: "FILE", kind: .file, "the PEM private key (unencrypted) of --tls-cert")
     static let log = Flag("--log", "print one JSON line per request on stderr (method, path, status, ms)")
+    static let noUI = Flag("--no-ui", "do not serve the data viewer at /.ui/")
     static let maxConnections = Valued<Int>("--max-connections", value: "N", kind: .number,
         "refuse new connections beyond N open ones (default 10000)") { text, source in
         try OptionValue.whole(text, source, in: 1...1_000_000)
@@ -57,7 +58,7 @@ enum ServeCommand {
         name: "serve", summary: "serve the database over the Firebase REST and streaming protocol",
         usage: "rtdb serve [--host ADDR] [--port N] [--data-dir DIR] [--secret TOKEN] [--rules FILE] [--tls-cert FILE --tls-key FILE] [--log]",
         options: [host.spec, port.spec, dataDir.spec, secret.spec, secretFile.spec, insecure.spec, rules.spec, projectID.spec, jwks.spec,
-                  strictIndexes.spec, tlsCert.spec, tlsKey.spec, log.spec, maxConnections.spec, idleTimeout.spec,
+                  strictIndexes.spec, tlsCert.spec, tlsKey.spec, log.spec, noUI.spec, maxConnections.spec, idleTimeout.spec,
                   maxResponseBytes.spec, maxWriteBytes.spec, writeSizeLimit.spec, maxBodyBytesInFlight.spec, maxListens.spec],
         exclusions: { [.pair(secret, secretFile)] },
         description: "Serves the database file (or, with --data-dir, one file per namespace) the way the Firebase Realtime "
@@ -65,7 +66,9 @@ enum ServeCommand {
             + "'Accept: text/event-stream'. Point firebase-admin (FIREBASE_DATABASE_EMULATOR_HOST), curl or another "
             + "Firebase client at it. Local rtdb commands keep working on the same file; their writes reach the "
             + "server's streams. When it is ready it prints {\"event\":\"listening\",\"url\":…} on stdout; the url works as "
-            + "printed with --url (a URL without ?ns= gets the namespace the server picks for it). "
+            + "printed with --url (a URL without ?ns= gets the namespace the server picks for it), and \"ui\" is the "
+            + "address of the data viewer, a page for a browser that shows the tree live and edits it through the "
+            + "REST API (a browser opening the server's root is sent there; --no-ui turns it off). "
             + "On a loopback address without --secret every request is allowed (as in the emulator, 'Authorization: "
             + "Bearer owner' included); with --secret only requests that carry it (auth=, access_token= or "
             + "'Authorization: Bearer') are. A non-loopback address needs --secret, or --insecure on purpose. "
@@ -111,6 +114,7 @@ enum ServeCommand {
         if let n = try inv.value(maxBodyBytesInFlight) { options.maxBodyBytesInFlight = n }
         if let n = try inv.value(maxListens) { options.maxListens = n }
         options.log = inv.has(log)
+        options.viewer = !inv.has(noUI)
         options.secret = try serveSecret(inv)
         if options.secret == nil && !inv.has(insecure) && !ServeConfiguration.isLoopback(host: options.host) {
             throw inv.usageError("serve: \(options.host) is not a loopback address: give --secret TOKEN (or --insecure to serve everyone)")
@@ -141,7 +145,8 @@ enum ServeCommand {
         let server = try ServeConfiguration(options: options, namespaces: namespaces, watchFolder: folder.isEmpty ? "/" : folder,
                                             security: security).start()
         let out = inv.output(streaming: true)
-        try out.raw(#"{"event":"listening","url":"# + quoted(server.url) + where_ + "}\n")
+        let ui = options.viewer ? #","ui":"# + quoted(server.url + "/.ui/") : ""
+        try out.raw(#"{"event":"listening","url":"# + quoted(server.url) + ui + where_ + "}\n")
         try out.flush()
         let signal = try server.run()
         throw ExitStatus(128 + signal)
