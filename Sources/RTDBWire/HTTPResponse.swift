@@ -107,6 +107,8 @@ public struct HTTPResponse: Sendable {
         case 200: return "OK"
         case 201: return "Created"
         case 204: return "No Content"
+        case 301: return "Moved Permanently"
+        case 302: return "Found"
         case 304: return "Not Modified"
         case 307: return "Temporary Redirect"
         case 400: return "Bad Request"

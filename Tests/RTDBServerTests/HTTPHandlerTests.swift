@@ -15,7 +15,54 @@ private let upgradeHeaders = [("Upgrade", "websocket"), ("Connection", "Upgrade"
 @Suite("The HTTP handler: parsed requests in, answers out")
 struct HTTPHandlerTests {
     let harness = Harness()
-    var http: HTTPHandler { HTTPHandler(rest: harness.handler, url: { "http://127.0.0.1:9000" }) }
+    var http: HTTPHandler { HTTPHandler(rest: harness.handler, url: { "http://127.0.0.1:9000" }, viewer: true) }
+    var withoutViewer: HTTPHandler { HTTPHandler(rest: harness.handler, url: { "http://127.0.0.1:9000" }, viewer: false) }
+
+    func answer(_ h: HTTPHandler, _ r: HTTPRequest) -> HTTPResponse? {
+        guard case .response(let response) = h.read(r) else { Issue.record("not a response"); return nil }
+        return response
+    }
+
+    @Test func theViewersFilesAreAnsweredUnderUIWithAPolicyThatKeepsThemToTheServer() throws {
+        for (target, type) in [("/.ui/", "text/html"), ("/.ui/index.html", "text/html"),
+                               ("/.ui/viewer.js?ns=x", "text/javascript"), ("/.ui/viewer.css", "text/css")] {
+            let r = try #require(answer(http, request("GET", target)))
+            #expect(r.status == 200, "\(target)")
+            #expect(r.header("content-type")?.hasPrefix(type) == true, "\(target)")
+            #expect(!r.body.isEmpty)
+            #expect(r.header("content-security-policy")?.contains("default-src 'none'") == true)
+            #expect(r.header("content-security-policy")?.contains("connect-src 'self'") == true)
+            #expect(r.header("x-frame-options") == "DENY")
+            // HEAD: the same head, no body, the length of the body it leaves out.
+            let head = try #require(answer(http, request("HEAD", target)))
+            #expect(head.status == 200 && head.body.isEmpty && head.header("content-length") == String(r.body.count))
+        }
+        #expect(answer(http, request("GET", "/.ui/secret.txt"))?.status == 404)
+        // The page carries no data and no credential: the same bytes whatever the request holds.
+        let plain = try #require(answer(http, request("GET", "/.ui/")))
+        let other = try #require(answer(http, request("GET", "/.ui/?ns=demo&auth=token", [("Authorization", "Bearer owner")])))
+        #expect(plain.body == other.body)
+    }
+
+    @Test func aBrowserOpeningTheRootIsSentToTheViewerWithItsQuery() throws {
+        let r = try #require(answer(http, request("GET", "/?ns=demo", [("Accept", "text/html,application/xhtml+xml")])))
+        #expect(r.status == 302 && r.header("location") == "/.ui/?ns=demo")
+        #expect(answer(http, request("GET", "/.ui"))?.header("location") == "/.ui/")
+        // Not a browser: the REST API's answer as before.
+        #expect(answer(http, request("GET", "/"))?.status == 404)
+        #expect(answer(http, request("GET", "/", [("Accept", "application/json")]))?.status == 404)
+        // Writes are never the viewer's.
+        #expect(http.write(request("PUT", "/.ui/", body: "1")).status == 404)
+    }
+
+    @Test func withoutTheViewerItsPathsAreTheRESTAPIsAsBefore() throws {
+        for (target, headers) in [("/.ui/", [(String, String)]()), ("/.ui/viewer.js", []), ("/", [("Accept", "text/html")])] {
+            let off = try #require(answer(withoutViewer, request("GET", target, headers)))
+            let rest = harness.handler.handle(request("GET", target, headers))
+            guard case .response(let expected) = rest else { Issue.record("not a response"); continue }
+            #expect(off.status == 404 && off.body == expected.body, "\(target)")
+        }
+    }
 
     @Test func readsRunAtOnceWritesInTheGroupCommitUpgradesSwitch() {
         #expect(HTTPHandler.kind(request("GET", "/a.json")) == .read)

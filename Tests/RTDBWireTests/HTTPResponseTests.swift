@@ -51,7 +51,7 @@ struct HTTPResponseTests {
         #expect(text(HTTPResponse.continueHead) == "HTTP/1.1 100 Continue\r\n\r\n")
     }
 
-    @Test("reason phrases", arguments: [(200, "OK"), (412, "Precondition Failed"), (413, "Content Too Large"),
+    @Test("reason phrases", arguments: [(200, "OK"), (301, "Moved Permanently"), (302, "Found"), (412, "Precondition Failed"), (413, "Content Too Large"),
                                         (501, "Not Implemented"), (505, "HTTP Version Not Supported"), (299, "Unknown")])
     func reasons(status: Int, reason: String) {
         #expect(HTTPResponse.reason(status) == reason)
