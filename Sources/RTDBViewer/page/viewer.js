@@ -95,7 +95,7 @@
     opts = opts || {};
     const init = { method, headers: headers(), cache: "no-store" };
     if (opts.body !== undefined) {
-      init.body = typeof opts.body === "string" ? opts.body : JSON.stringify(opts.body);
+      init.body = JSON.stringify(opts.body);
       init.headers["Content-Type"] = "application/json";
     }
     const resp = await fetch(opts.url || restUrl(segs, opts.params), init);
