@@ -383,7 +383,7 @@
             let msg;
             try { msg = JSON.parse(ev.data); } catch (e) { continue; }
             applyEvent(ev.event, msg, initial);
-            if (initial) connected();
+            if (initial) { state.loaded = true; connected(); }
             initial = false;
             changed = true;
           } else if (ev.event === "keep-alive") {
@@ -427,6 +427,17 @@
 
   // ---------------------------------------------------------------- loading a view
 
+  /** The keys of a shallow listing. Integer keys may come as a JSON array, whose null
+   *  entries are holes, not children. */
+  function listedKeys(listing) {
+    if (Array.isArray(listing)) {
+      const keys = [];
+      listing.forEach((v, i) => { if (v !== null) keys.push(String(i)); });
+      return keys;
+    }
+    return listing !== null && typeof listing === "object" ? Object.keys(listing).sort(keyCompare) : [];
+  }
+
   async function loadView(keepOpen) {
     const gen = ++state.generation;
     if (state.controller) state.controller.abort();
@@ -443,9 +454,16 @@
       state.loaded = false;
     }
     renderCrumbs();
+    // The first page of keys and the stream start together: the stream's first put brings
+    // the values, the page says whether there are more keys (and whether the node is a
+    // leaf, which the stream then follows unwindowed).
+    if (!keepOpen) state.windowed = true;
+    const listed = api("GET", state.view, { params: { shallow: "true", orderBy: '"$key"', limitToFirst: String(state.windowSize) } });
+    runStream(gen);
+    loadPriority(gen);
     let page;
     try {
-      page = await api("GET", state.view, { params: { shallow: "true", orderBy: '"$key"', limitToFirst: String(state.windowSize) } });
+      page = await listed;
     } catch (e) {
       if (gen === state.generation) disconnected();
       return;
@@ -466,16 +484,19 @@
     $("cred-form").hidden = true;
     setStatus("");
     const listing = page.body;
-    const isObject = listing !== null && typeof listing === "object";
-    state.windowed = listing === null || isObject;
-    const keys = isObject ? Object.keys(listing).sort(keyCompare) : [];
+    const windowed = listing === null || typeof listing === "object";
+    const keys = listedKeys(listing);
     state.hasMore = keys.length >= state.windowSize;
-    if (!keepOpen) state.pendingKeys = keys;
-    else state.pendingKeys = keys.filter((k) => !(state.data && state.data.c && state.data.c.has(k)));
+    state.pendingKeys = keys.filter((k) => !(state.data && state.data.c && state.data.c.has(k)));
     state.loaded = true;
     render();
-    loadPriority(gen);
-    runStream(gen);
+    if (windowed !== state.windowed) {
+      // A leaf: its stream is the plain one (a key window of a leaf is empty).
+      state.windowed = windowed;
+      const again = ++state.generation;
+      if (state.controller) state.controller.abort();
+      runStream(again);
+    }
   }
 
   async function loadPriority(gen) {
@@ -496,7 +517,7 @@
     let page;
     try { page = await api("GET", state.view, { params }); } catch (e) { disconnected(); return; }
     if (!page.ok) { setStatus("cannot read more: " + page.error); return; }
-    const next = page.body && typeof page.body === "object" ? Object.keys(page.body).sort(keyCompare) : [];
+    const next = listedKeys(page.body);
     state.hasMore = next.length >= PAGE;
     if (!next.length) { render(); return; }
     state.pendingKeys = state.pendingKeys.concat(next);
