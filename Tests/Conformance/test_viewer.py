@@ -151,6 +151,8 @@ def test_viewer_shows_the_tree_with_types_and_priorities(serve, page):
     assert "priority 5" in page.eval("document.querySelector(%s).textContent" % json.dumps(row("/users/bob")))
     page.click(row("/users/ada") + " [data-action=toggle]")
     page.wait_for("!!document.querySelector(%s)" % json.dumps(row("/users/ada/admin")))
+    if os.environ.get("RTDB_VIEWER_SCREENSHOT"):  # a picture of the tree for the documentation
+        page.screenshot(os.environ["RTDB_VIEWER_SCREENSHOT"])
     assert value_of(page, "/users/ada/admin") == "true"
     assert page.eval("document.querySelector(%s).classList.contains('v-boolean')" % json.dumps(row("/users/ada/admin") + " > .value"))
     # "open" makes a node the one in view and says so in the address bar.
@@ -168,6 +170,13 @@ def test_viewer_opens_the_node_named_in_the_link(serve, page):
     assert value_of(page, "/users/ada/name") == '"Ada"'
     assert not exists(page, "/motto")
     assert "ada" in page.eval("document.getElementById('crumbs').textContent")
+    # A leaf in view, followed live (the same page: only the address's hash changes).
+    page.eval("location.hash = '#/motto'")
+    page.wait_for("document.querySelector('#tree .row')?.dataset.path === '/motto' && !document.querySelector('.v-pending')")
+    assert page.eval("document.querySelectorAll('#tree .row').length") == 1
+    wait_value(page, "/motto", '"hello"')
+    put(server, "/motto", "bye")
+    wait_value(page, "/motto", '"bye"')
 
 
 def test_viewer_shows_writes_of_other_clients_highlighted_without_closing_nodes(serve, rtdb, page):
@@ -347,6 +356,11 @@ def test_viewer_shows_a_refused_write_in_place_and_changes_nothing(serve, rtdb, 
     page.click("#add-go")
     page.wait_for("!!document.querySelector(%s)" % json.dumps(row("/open/free")))
     assert get(server, "/open/free") == 1
+    # Rules that stop this client reading end its stream with `cancel`: the page says so.
+    r = http(server, "PUT", "/.settings/rules.json", {"rules": {".read": False}}, headers=ADMIN)
+    assert r.status == 200, r
+    page.wait_for("!document.getElementById('banner').hidden && "
+                  "document.getElementById('banner').textContent.includes('cancelled')", timeout=10)
 
 
 def test_viewer_with_a_secret_shows_nothing_until_the_credential_is_given(serve, page):

@@ -383,7 +383,8 @@
             let msg;
             try { msg = JSON.parse(ev.data); } catch (e) { continue; }
             applyEvent(ev.event, msg, initial);
-            if (initial) { state.loaded = true; connected(); }
+            // An empty window may be a leaf: the listing then says so (and shows it).
+            if (initial) { if (state.data || state.listed) state.loaded = true; connected(); }
             initial = false;
             changed = true;
           } else if (ev.event === "keep-alive") {
@@ -458,6 +459,7 @@
     // the values, the page says whether there are more keys (and whether the node is a
     // leaf, which the stream then follows unwindowed).
     if (!keepOpen) state.windowed = true;
+    state.listed = false;
     const listed = api("GET", state.view, { params: { shallow: "true", orderBy: '"$key"', limitToFirst: String(state.windowSize) } });
     runStream(gen);
     loadPriority(gen);
@@ -488,6 +490,7 @@
     const keys = listedKeys(listing);
     state.hasMore = keys.length >= state.windowSize;
     state.pendingKeys = keys.filter((k) => !(state.data && state.data.c && state.data.c.has(k)));
+    state.listed = true;
     state.loaded = true;
     render();
     if (windowed !== state.windowed) {
