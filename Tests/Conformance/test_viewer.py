@@ -162,6 +162,43 @@ def test_viewer_shows_the_tree_with_types_and_priorities(serve, page):
     assert page.eval("document.querySelector('#tree .row').dataset.path") == "/users/bob"
 
 
+ARROWS = {"ArrowUp": 38, "ArrowDown": 40, "ArrowLeft": 37, "ArrowRight": 39}
+
+
+def arrow(page, key):
+    for kind in ("keyDown", "keyUp"):
+        page.command("Input.dispatchKeyEvent", {"type": kind, "key": key, "code": key,
+                                                "windowsVirtualKeyCode": ARROWS[key]})
+
+
+def focused_path(page):
+    return page.eval("document.activeElement.dataset.path + ' ' + document.activeElement.dataset.action")
+
+
+def test_viewer_tree_works_from_the_keyboard(serve, page):
+    server = serve()
+    put(server, "/", SAMPLE)
+    open_view(page, server)
+    page.eval("document.querySelector(%s).focus()" % json.dumps(row("/users") + " [data-action=select]"))
+    arrow(page, "ArrowRight")
+    page.wait_for("!!document.querySelector(%s)" % json.dumps(row("/users/ada")))
+    assert focused_path(page) == "/users select"
+    arrow(page, "ArrowDown")
+    assert focused_path(page) == "/users/ada select"
+    page.press("Enter")
+    page.wait_for("document.getElementById('sel-path').textContent === '/users/ada'")
+    arrow(page, "ArrowLeft")
+    assert focused_path(page) == "/users select"
+    arrow(page, "ArrowLeft")
+    page.wait_for("!document.querySelector(%s)" % json.dumps(row("/users/ada")))
+    arrow(page, "ArrowUp")
+    assert focused_path(page) == "/motto select"
+    # Tab reaches the expand button, and Enter presses it.
+    page.eval("document.querySelector(%s).focus()" % json.dumps(row("/users") + " [data-action=toggle]"))
+    page.press("Enter")
+    page.wait_for("!!document.querySelector(%s)" % json.dumps(row("/users/bob")))
+
+
 def test_viewer_opens_the_node_named_in_the_link(serve, page):
     server = serve()
     put(server, "/", SAMPLE)

@@ -40,6 +40,7 @@
   const PAGE = 200;            // keys per page of the node in view (and per level in memory)
   const HIGHLIGHT_MS = 1000;   // how long an added/changed/removed row stays highlighted
   const MAX_BACKOFF_MS = 2000;
+  const SILENT_STREAM_MS = 75000;
 
   const $ = (id) => document.getElementById(id);
 
@@ -368,10 +369,17 @@
     const reader = resp.body.pipeThrough(new TextDecoderStream()).getReader();
     let buf = "";
     let initial = true;
+    // The server sends a keep-alive after 30 s of quiet: a stream silent for much longer
+    // lost its connection without being told (a network gone, a machine asleep).
+    let heard = Date.now();
+    const watchdog = setInterval(() => {
+      if (Date.now() - heard > SILENT_STREAM_MS) controller.abort();
+    }, 5000);
     try {
       for (;;) {
         const { value, done } = await reader.read();
         if (done || gen !== state.generation) break;
+        heard = Date.now();
         buf += value;
         let m;
         let changed = false;
@@ -400,8 +408,9 @@
         if (changed) render();
       }
     } catch (e) {
-      // the connection broke (or was aborted for a newer view)
+      // the connection broke (or was aborted for a newer view, or by the watchdog)
     }
+    clearInterval(watchdog);
     if (gen === state.generation && !state.cancelled && !state.needsCredential) disconnected();
   }
 
@@ -992,8 +1001,35 @@
     }
   }
 
+  /** Arrow keys in the tree: up and down move between rows, right opens, left closes (or
+   *  goes to the parent), as in other tree views. Enter and space press the focused button. */
+  function onTreeKey(e) {
+    const b = e.target.closest("button[data-action]");
+    if (!b || !["ArrowUp", "ArrowDown", "ArrowLeft", "ArrowRight", "Home", "End"].includes(e.key)) return;
+    const keys = Array.from($("tree").querySelectorAll("button[data-action=select]"));
+    const path = b.dataset.path;
+    const at = keys.findIndex((k) => k.dataset.path === path);
+    const focusPath = (p) => {
+      const k = $("tree").querySelector('button[data-action=select][data-path="' + cssEscape(p) + '"]');
+      if (k) k.focus();
+    };
+    e.preventDefault();
+    if (e.key === "ArrowDown" && at + 1 < keys.length) keys[at + 1].focus();
+    else if (e.key === "ArrowUp" && at > 0) keys[at - 1].focus();
+    else if (e.key === "Home" && keys.length) keys[0].focus();
+    else if (e.key === "End" && keys.length) keys[keys.length - 1].focus();
+    else if (e.key === "ArrowRight" || e.key === "ArrowLeft") {
+      const openNow = state.expanded.has(path);
+      const toggles = !!$("tree").querySelector('button[data-action=toggle][data-path="' + cssEscape(path) + '"]');
+      if (e.key === "ArrowRight" && toggles && !openNow) { state.expanded.add(path); render(); focusPath(path); }
+      else if (e.key === "ArrowLeft" && toggles && openNow) { state.expanded.delete(path); render(); focusPath(path); }
+      else if (e.key === "ArrowLeft" && path !== pathOf(state.view)) focusPath(parentOf(path));
+    }
+  }
+
   function start() {
     $("tree").addEventListener("click", onTreeClick);
+    $("tree").addEventListener("keydown", onTreeKey);
     $("set-go").addEventListener("click", onSet);
     $("add-go").addEventListener("click", onAdd);
     $("delete-go").addEventListener("click", onDelete);
