@@ -508,6 +508,30 @@ def test_viewer_opens_a_node_with_a_million_children_quickly_and_in_little_memor
     assert heap < 200 * 1024 * 1024, "the page uses %d bytes of heap" % heap
 
 
+def test_viewer_reads_a_node_too_large_to_stream_a_page_at_a_time(serve, page):
+    """A child of the node in view that holds megabytes would come whole in the stream's first
+    event: past 4 MB the page stops the stream, reads the node a page at a time, says it is
+    not live, and still edits it."""
+    server = serve()
+    put(server, "/", {"huge": {k: k * (1024 * 1024) for k in "abcde"}, "small": 1})
+    open_view(page, server)
+    page.wait_for("document.getElementById('banner').textContent.startsWith('Not live')", timeout=15)
+    wait_value(page, "/small", "1")
+    wait_value(page, "/huge", "{…}")
+    page.click(row("/huge") + " [data-action=toggle]")
+    page.wait_for("document.querySelectorAll('#tree .row').length === 8", timeout=10)
+    assert value_of(page, "/huge/c").endswith("(1048576 characters)")
+    assert len(value_of(page, "/huge/c")) < 1000
+    assert page.heap_bytes() < 200 * 1024 * 1024
+    # Without a stream the page reads what it changed again; what is open stays open.
+    select(page, "/small")
+    page.eval("document.getElementById('set-type').value = 'number'")
+    page.type("#set-value", "2")
+    page.click("#set-go")
+    wait_value(page, "/small", "2")
+    page.wait_for("!!document.querySelector(%s)" % json.dumps(row("/huge/e")), timeout=10)
+
+
 def test_viewer_says_when_the_server_goes_away_and_reconnects(serve, rtdb, page, folder):
     server = serve()
     put(server, "/", SAMPLE)

@@ -16,6 +16,11 @@
  *   events are applied to what is shown without collapsing what is open, and the rows they
  *   touch are highlighted for about a second (classes added, changed, removed). When the
  *   stream ends the banner says so and the page reconnects (backoff up to 2 s).
+ * - Too large to follow: the stream sends the loaded children whole, so when one event
+ *   passes 4 MB (a child with millions of descendants) the page drops the stream and reads
+ *   the node in view a page at a time instead — each child's value, or "{…}" for an object,
+ *   from a one-key shallow read — says it is not live, and re-reads after its own edits.
+ *   Values the stream has not brought within 400 ms are read the same way meanwhile.
  * - Credential: asked for when a read answers 401/403; kept in memory only (never stored)
  *   and sent as Authorization: Bearer.
  * - Edits (set, add, delete, import, export) act on the selected node; the view changes only
@@ -23,7 +28,8 @@
  *
  * Hooks for tests (kept stable):
  *   rows:       .row[data-path="/users/ada"] (the node in view included), with
- *               .key, .value (.v-string .v-number .v-boolean .v-null .v-object .v-pending),
+ *               .key, .value (.v-string .v-number .v-boolean .v-null .v-object .v-pending;
+ *               objects read as "{N children}", "{N+ children}" or "{…}" when not read),
  *               .priority, .row-error; highlight classes .added .changed .removed; .selected
  *   row buttons: [data-action=toggle] (expand/collapse), [data-action=select] (the key),
  *               [data-action=open] (make it the node in view), [data-action=more][data-path]
@@ -41,6 +47,13 @@
   const HIGHLIGHT_MS = 1000;   // how long an added/changed/removed row stays highlighted
   const MAX_BACKOFF_MS = 2000;
   const SILENT_STREAM_MS = 75000;
+  // The stream sends the loaded children whole. Past this much text in one event the node
+  // in view is read a page at a time instead (not live): a child with millions of
+  // descendants would otherwise fill the tab.
+  const STREAM_LIMIT_CHARS = 4 * 1024 * 1024;
+  const PROBE_AFTER_MS = 400;  // values not streamed by then are read one child at a time
+  const PROBES_AT_ONCE = 4;
+  const LONG_TEXT = 300;       // characters of a string shown in the tree    // browsers open about 6 connections per host; one is the stream
 
   const $ = (id) => document.getElementById(id);
 
@@ -384,6 +397,7 @@
         let m;
         let changed = false;
         while ((m = /\r?\n\r?\n/.exec(buf))) {
+          if (m.index > STREAM_LIMIT_CHARS) { buf = null; break; }
           const block = buf.slice(0, m.index);
           buf = buf.slice(m.index + m[0].length);
           const ev = parseSSE(block);
@@ -406,12 +420,93 @@
           }
         }
         if (changed) render();
+        if (buf === null || buf.length > STREAM_LIMIT_CHARS) { controller.abort(); goStatic(gen); break; }
       }
     } catch (e) {
       // the connection broke (or was aborted for a newer view, or by the watchdog)
     }
     clearInterval(watchdog);
-    if (gen === state.generation && !state.cancelled && !state.needsCredential) disconnected();
+    if (gen === state.generation && !state.cancelled && !state.needsCredential && !state.staticView) disconnected();
+  }
+
+  // ---------------------------------------------------------------- reading without the stream
+
+  /** The node in view is too large to follow: its children are read a page at a time. */
+  function goStatic(gen) {
+    state.staticView = true;
+    state.connected = true;
+    showBanner("Not live: the first " + state.windowSize + " children of " + pathOf(state.view)
+      + " hold more than 4 MB, so they are read a page at a time and changes are not followed."
+      + " Open a smaller node to follow it live.", "static");
+    probePending(gen);
+  }
+
+  /** One child, bounded: a leaf's value, or an object whose children are not read yet. */
+  async function probe(segs) {
+    const r = await api("GET", segs, { params: { shallow: "true", orderBy: '"$key"', limitToFirst: "1" } });
+    if (!r.ok) throw new Error(r.error);
+    const b = r.body;
+    if (b === null) return null;
+    if (typeof b === "object") return { c: new Map(), p: null, unread: true };
+    return { v: b, p: null };
+  }
+
+  async function probeAll(parentSegs, keys, gen, put) {
+    let next = 0;
+    const worker = async () => {
+      while (next < keys.length && gen === state.generation) {
+        const k = keys[next++];
+        let node;
+        try { node = await probe(parentSegs.concat([k])); } catch (e) { continue; }
+        if (gen === state.generation) put(k, node);
+      }
+    };
+    await Promise.all(Array.from({ length: PROBES_AT_ONCE }, worker));
+  }
+
+  /** Values for the listed children the stream has not brought (yet, or at all). */
+  async function probePending(gen) {
+    const keys = state.pendingKeys.slice();
+    await probeAll(state.view, keys, gen, (k, node) => {
+      if (state.data && state.data.c && state.data.c.has(k)) return;  // the stream was first
+      if (node) state.data = setAt(state.data, [k], node);
+      state.pendingKeys = state.pendingKeys.filter((x) => x !== k);
+      scheduleRender();
+    });
+    if (gen !== state.generation || !state.staticView) return;
+    // Reopen what was open (after a reload of a node read without the stream).
+    for (const path of Array.from(state.expanded).sort((a, b) => a.length - b.length)) {
+      const n = nodeAt(state.data, segsOf(path).slice(state.view.length));
+      if (n && n.unread) await loadLevel(path);
+    }
+  }
+
+  /** A page of a node's children read without the stream (and after `after`, for "more"). */
+  async function loadLevel(path, after) {
+    const gen = state.generation;
+    const segs = segsOf(path);
+    const node = nodeAt(state.data, segs.slice(state.view.length));
+    if (!node || !node.c) return;
+    const params = { shallow: "true", orderBy: '"$key"', limitToFirst: String(PAGE) };
+    if (after !== undefined) params.startAfter = JSON.stringify(after);
+    let r;
+    try { r = await api("GET", segs, { params }); } catch (e) { setStatus("the server cannot be reached"); return; }
+    if (gen !== state.generation) return;
+    if (!r.ok) { setStatus("cannot read " + path + ": " + r.error); return; }
+    const keys = listedKeys(r.body);
+    node.unread = false;
+    node.paged = true;
+    node.more = keys.length >= PAGE;
+    await probeAll(segs, keys, gen, (k, child) => {
+      if (child) { node.c.set(k, child); node.sorted = null; }
+      scheduleRender();
+    });
+    render();
+  }
+
+  function scheduleRender() {
+    if (state.renderTimer) return;
+    state.renderTimer = setTimeout(() => { state.renderTimer = null; render(); }, 16);
   }
 
   function safeText(data) {
@@ -453,6 +548,7 @@
     if (state.controller) state.controller.abort();
     state.cancelled = false;
     if (!keepOpen) {
+      state.staticView = false;
       state.expanded.clear();
       state.shown.clear();
       state.selected = pathOf(state.view);
@@ -469,8 +565,9 @@
     // leaf, which the stream then follows unwindowed).
     if (!keepOpen) state.windowed = true;
     state.listed = false;
+    if (state.staticView) state.data = null;  // read again, a page at a time
     const listed = api("GET", state.view, { params: { shallow: "true", orderBy: '"$key"', limitToFirst: String(state.windowSize) } });
-    runStream(gen);
+    if (!state.staticView) runStream(gen);
     loadPriority(gen);
     let page;
     try {
@@ -502,7 +599,9 @@
     state.listed = true;
     state.loaded = true;
     render();
-    if (windowed !== state.windowed) {
+    setTimeout(() => { if (gen === state.generation && state.pendingKeys.length) probePending(gen); },
+               state.staticView ? 0 : PROBE_AFTER_MS);
+    if (windowed !== state.windowed && !state.staticView) {
       // A leaf: its stream is the plain one (a key window of a leaf is empty).
       state.windowed = windowed;
       const again = ++state.generation;
@@ -534,20 +633,28 @@
     if (!next.length) { render(); return; }
     state.pendingKeys = state.pendingKeys.concat(next);
     state.windowSize = keys.length + next.length;
+    if (state.staticView) { render(); probePending(state.generation); return; }
     const gen = ++state.generation;
     if (state.controller) state.controller.abort();
     render();
     runStream(gen);
+    setTimeout(() => { if (gen === state.generation && state.pendingKeys.length) probePending(gen); }, PROBE_AFTER_MS);
   }
 
   // ---------------------------------------------------------------- rendering
 
   function valueText(n) {
     if (!n) return ["null", "v-null"];
+    if (n.unread) return ["{…}", "v-object"];
+    if (n.more) return ["{" + n.c.size + "+ children}", "v-object"];
     if (n.c) return ["{" + n.c.size + (n.c.size === 1 ? " child}" : " children}"), "v-object"];
     const v = n.v;
     if (v === null) return ["null", "v-null"];
-    if (typeof v === "string") return [JSON.stringify(v), "v-string"];
+    if (typeof v === "string") {
+      // A long text shows its start (export or select it for the whole).
+      const t = JSON.stringify(v);
+      return [t.length > LONG_TEXT ? t.slice(0, LONG_TEXT) + "… (" + v.length + " characters)" : t, "v-string"];
+    }
     if (typeof v === "number") return [String(v), "v-number"];
     if (typeof v === "boolean") return [String(v), "v-boolean"];
     return [JSON.stringify(v), "v-object"];
@@ -614,7 +721,7 @@
     const ghosts = [];
     for (const g of state.ghosts.values()) if (g.parent === path && !(node && node.c && node.c.has(g.key))) ghosts.push(g);
     let list = keys;
-    let limit = isView ? Infinity : (state.shown.get(path) || PAGE);
+    let limit = isView || (node && node.paged) ? Infinity : (state.shown.get(path) || PAGE);
     const pending = isView ? state.pendingKeys.filter((k) => !(node && node.c && node.c.has(k))) : [];
     if (ghosts.length || pending.length) {
       list = keys.concat(ghosts.map((g) => g.key), pending).sort(keyCompare);
@@ -631,9 +738,10 @@
       else if (pendingSet.has(k)) ul.append(renderRow(p, k, null, depth, { pending: "value" }));
       else ul.append(renderRow(p, k, node.c.get(k), depth, {}));
     }
-    if ((isView && state.hasMore) || (!isView && list.length > limit)) {
+    if ((isView && state.hasMore) || (!isView && (list.length > limit || (node && node.more)))) {
       const li = el("li", "more");
-      li.append(button(isView ? "more…" : "more… (" + (list.length - limit) + " left)", "more", path, "more children of " + path));
+      const left = isView || (node && node.paged) ? "" : " (" + (list.length - limit) + " left)";
+      li.append(button("more…" + left, "more", path, "more children of " + path));
       ul.append(li);
     }
     return ul;
@@ -761,6 +869,7 @@
       return null;
     }
     editStatus(label + " done", state.selected, false);
+    if (state.staticView) loadView(true);  // no stream to bring the change: read it again
     if (path === pathOf(state.view) || path.startsWith(pathOf(state.view) + "/.priority")) loadPriority(state.generation);
     return r;
   }
@@ -796,9 +905,10 @@
     let count;
     if (!n) count = "no value";
     else if (!n.c) count = "a value, no children";
+    else if (n.unread) count = "its children, not counted";
     else {
       const c = n.c.size;
-      const more = path === pathOf(state.view) && state.hasMore;
+      const more = (path === pathOf(state.view) && state.hasMore) || n.more;
       count = (more ? "at least " : "") + c + (c === 1 ? " child" : " children");
     }
     if (!window.confirm("Delete " + path + " (" + count + ")?")) return;
@@ -973,14 +1083,21 @@
 
   // ---------------------------------------------------------------- wiring
 
+  /** Opens a node in the tree (its children are read first when they were not). */
+  function expand(path) {
+    state.expanded.add(path);
+    const n = nodeAt(state.data, segsOf(path).slice(state.view.length));
+    if (n && n.unread) loadLevel(path);
+    render();
+  }
+
   function onTreeClick(e) {
     const b = e.target.closest("button[data-action]");
     if (!b) return;
     const path = b.dataset.path;
     switch (b.dataset.action) {
       case "toggle":
-        if (state.expanded.has(path)) state.expanded.delete(path); else state.expanded.add(path);
-        render();
+        if (state.expanded.has(path)) { state.expanded.delete(path); render(); } else expand(path);
         break;
       case "select": {
         state.selected = path;
@@ -994,10 +1111,13 @@
         break;
       }
       case "open": openNode(path); break;
-      case "more":
+      case "more": {
+        const n = nodeAt(state.data, segsOf(path).slice(state.view.length));
         if (path === pathOf(state.view)) more();
+        else if (n && n.more) loadLevel(path, sortedKeys(n)[n.c.size - 1]);
         else { state.shown.set(path, (state.shown.get(path) || PAGE) + PAGE); render(); }
         break;
+      }
     }
   }
 
@@ -1021,7 +1141,7 @@
     else if (e.key === "ArrowRight" || e.key === "ArrowLeft") {
       const openNow = state.expanded.has(path);
       const toggles = !!$("tree").querySelector('button[data-action=toggle][data-path="' + cssEscape(path) + '"]');
-      if (e.key === "ArrowRight" && toggles && !openNow) { state.expanded.add(path); render(); focusPath(path); }
+      if (e.key === "ArrowRight" && toggles && !openNow) { expand(path); focusPath(path); }
       else if (e.key === "ArrowLeft" && toggles && openNow) { state.expanded.delete(path); render(); focusPath(path); }
       else if (e.key === "ArrowLeft" && path !== pathOf(state.view)) focusPath(parentOf(path));
     }
