@@ -9,15 +9,15 @@ import MachO
 #endif
 
 /// Secrets given as arguments (`--secret`, `--auth`, `--access-token`) leave the process's
-/// argument list altogether, on Linux and macOS: before anything else, rtdb starts its own
+/// argument list altogether, on Linux, macOS and FreeBSD: before anything else, rtdb starts its own
 /// program again in the same process (`execv` of its own file, `ownExecutable`: same pid,
 /// nothing else started) with each secret replaced by `***`, and hands the secrets over on a
-/// pipe the new image inherits. So /proc/PID/cmdline (Linux) and `ps` (macOS's
-/// KERN_PROCARGS2), which anyone on the machine may read, show exactly the arguments with
+/// pipe the new image inherits. So /proc/PID/cmdline (Linux) and `ps` (the kernel's copy of
+/// the arguments elsewhere), which anyone on the machine may read, show exactly the arguments with
 /// `***`: neither the secret nor its length (overwriting the arguments in place cannot change
 /// the length the kernel reports, which follows the original arguments). Where that is not
 /// possible (no /proc, the exec fails, or a system whose own file rtdb cannot name for certain:
-/// the BSDs) the arguments are masked in place (`CLI.hideSecrets`), which hides the secret but
+/// OpenBSD, NetBSD) the arguments are masked in place (`CLI.hideSecrets`), which hides the secret but
 /// not its length.
 enum HiddenArguments {
     /// The environment variable naming the pipe, as `FD,PID`: only the process that set it
@@ -55,7 +55,7 @@ enum HiddenArguments {
     /// Runs the program again without its secrets in its arguments, when it has any and was
     /// not started so already; returns only when it does not (then nothing has changed).
     static func reexecWithoutSecrets(argc: Int32, argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>) {
-        #if os(Linux) || canImport(Darwin)
+        #if os(Linux) || canImport(Darwin) || os(FreeBSD)
         if getenv(variable) != nil { return }
         guard let executable = ownExecutable() else { return }
         var args: [[UInt8]] = []
@@ -108,6 +108,15 @@ enum HiddenArguments {
         var buffer = [CChar](repeating: 0, count: Int(size) + 1)
         guard _NSGetExecutablePath(&buffer, &size) == 0 else { return nil }
         return String(cString: buffer)
+        #elseif os(FreeBSD)
+        // The kernel's name for the file this process started (kern.proc.pathname: CTL_KERN 1,
+        // KERN_PROC 14, KERN_PROC_PATHNAME 12, pid -1 for the caller); /proc is seldom mounted.
+        var mib: [Int32] = [1, 14, 12, -1]
+        var size = 0
+        guard sysctl(&mib, 4, nil, &size, nil, 0) == 0, size > 0 else { return nil }
+        var buffer = [CChar](repeating: 0, count: size + 1)
+        guard sysctl(&mib, 4, &buffer, &size, nil, 0) == 0 else { return nil }
+        return String(cString: buffer)
         #else
         return nil
         #endif
@@ -119,7 +128,7 @@ enum HiddenArguments {
     /// secrets that are not UTF-8, as the parser expects. Without the variable (or with one
     /// this process did not set) nothing changes.
     static func restore(_ args: inout [String], invalid: inout Set<Int>) throws {
-        #if os(Linux) || canImport(Darwin)
+        #if os(Linux) || canImport(Darwin) || os(FreeBSD)
         guard let raw = getenv(variable) else { return }
         let value = String(cString: raw)
         unsetenv(variable)
