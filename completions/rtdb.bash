@@ -32,7 +32,7 @@ _rtdb_command_options() {
         cache) echo "--vacuum --all" ;;
         session) echo "--on-disconnect-set --on-disconnect-update --on-disconnect-remove --on-connect-set --presence --last-online --events --client-side --transport" ;;
         on-disconnect) echo "--session --string -s --file --server-timestamp" ;;
-        serve) echo "--host --port --data-dir --secret --secret-file --insecure --rules --project-id --jwks --strict-indexes --tls-cert --tls-key --log --max-connections --idle-timeout --max-response-bytes --max-write-bytes --write-size-limit --max-body-bytes-in-flight --max-listens" ;;
+        serve) echo "--host --port --data-dir --secret --secret-file --insecure --rules --project-id --jwks --strict-indexes --tls-cert --tls-key --log --no-ui --max-connections --idle-timeout --max-response-bytes --max-write-bytes --write-size-limit --max-body-bytes-in-flight --max-listens" ;;
     esac
 }
 

@@ -4,15 +4,21 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+#if canImport(MachO)
+import MachO
+#endif
 
 /// Secrets given as arguments (`--secret`, `--auth`, `--access-token`) leave the process's
-/// argument list altogether, on Linux: before anything else, rtdb starts its own program again
-/// in the same process (`execv` of /proc/self/exe: same pid, nothing else started) with each
-/// secret replaced by `***`, and hands the secrets over on a pipe the new image inherits. So
-/// /proc/PID/cmdline, which anyone on the machine may read, is exactly the arguments with
+/// argument list altogether, on Linux, macOS and FreeBSD: before anything else, rtdb starts its own
+/// program again in the same process (`execv` of its own file, `ownExecutable`: same pid,
+/// nothing else started) with each secret replaced by `***`, and hands the secrets over on a
+/// pipe the new image inherits. So /proc/PID/cmdline (Linux) and `ps` (the kernel's copy of
+/// the arguments elsewhere), which anyone on the machine may read, show exactly the arguments with
 /// `***`: neither the secret nor its length (overwriting the arguments in place cannot change
 /// the length the kernel reports, which follows the original arguments). Where that is not
-/// possible (no /proc, the exec fails) the arguments are masked in place (`CLI.hideSecrets`).
+/// possible (no /proc, the exec fails, or a system whose own file rtdb cannot name for certain:
+/// OpenBSD, NetBSD) the arguments are masked in place (`CLI.hideSecrets`), which hides the secret but
+/// not its length.
 enum HiddenArguments {
     /// The environment variable naming the pipe, as `FD,PID`: only the process that set it
     /// (the pid survives the exec) reads the pipe; a value inherited from elsewhere is dropped.
@@ -49,8 +55,9 @@ enum HiddenArguments {
     /// Runs the program again without its secrets in its arguments, when it has any and was
     /// not started so already; returns only when it does not (then nothing has changed).
     static func reexecWithoutSecrets(argc: Int32, argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>) {
-        #if os(Linux)
+        #if os(Linux) || canImport(Darwin) || os(FreeBSD)
         if getenv(variable) != nil { return }
+        guard let executable = ownExecutable() else { return }
         var args: [[UInt8]] = []
         for i in 1..<Int(max(argc, 1)) {
             guard let p = argv[i] else { return }
@@ -82,10 +89,36 @@ enum HiddenArguments {
             cargs.append((a + [0]).withUnsafeBufferPointer { b in b.withMemoryRebound(to: CChar.self) { $0.baseAddress.flatMap { strdup($0) } } })
         }
         cargs.append(nil)
-        execv("/proc/self/exe", &cargs)
+        execv(executable, &cargs)
         // Still here: the exec failed; the caller masks the arguments in place.
         unsetenv(variable)
         for p in cargs { free(p) }
+        #endif
+    }
+
+    /// The file of the running program, named so that nothing else can stand in for it (never
+    /// from argv[0], which whoever started the process chose: another program there would be
+    /// handed the secrets). Nil where there is no such name.
+    static func ownExecutable() -> String? {
+        #if os(Linux)
+        return "/proc/self/exe"
+        #elseif canImport(Darwin)
+        var size: UInt32 = 0
+        _ = _NSGetExecutablePath(nil, &size)
+        var buffer = [CChar](repeating: 0, count: Int(size) + 1)
+        guard _NSGetExecutablePath(&buffer, &size) == 0 else { return nil }
+        return String(cString: buffer)
+        #elseif os(FreeBSD)
+        // The kernel's name for the file this process started (kern.proc.pathname: CTL_KERN 1,
+        // KERN_PROC 14, KERN_PROC_PATHNAME 12, pid -1 for the caller); /proc is seldom mounted.
+        var mib: [Int32] = [1, 14, 12, -1]
+        var size = 0
+        guard sysctl(&mib, 4, nil, &size, nil, 0) == 0, size > 0 else { return nil }
+        var buffer = [CChar](repeating: 0, count: size + 1)
+        guard sysctl(&mib, 4, &buffer, &size, nil, 0) == 0 else { return nil }
+        return String(cString: buffer)
+        #else
+        return nil
         #endif
     }
 
@@ -95,7 +128,7 @@ enum HiddenArguments {
     /// secrets that are not UTF-8, as the parser expects. Without the variable (or with one
     /// this process did not set) nothing changes.
     static func restore(_ args: inout [String], invalid: inout Set<Int>) throws {
-        #if os(Linux)
+        #if os(Linux) || canImport(Darwin) || os(FreeBSD)
         guard let raw = getenv(variable) else { return }
         let value = String(cString: raw)
         unsetenv(variable)

@@ -10,11 +10,24 @@ import Darwin
 /// arguments are the same whatever secret was given), not in the errors about a `--url` that
 /// carries one, however it is spelt (percent-encoded names, a fragment).
 @Suite struct SecretsStaySecretTests {
-    #if os(Linux)
-    /// The arguments of `pid` as /proc/PID/cmdline gives them to anyone on the machine, bytes
-    /// and length exactly.
-    func cmdline(_ pid: pid_t) -> [UInt8] {
-        FileManager.default.contents(atPath: "/proc/\(pid)/cmdline").map { [UInt8]($0) } ?? []
+    #if os(Linux) || canImport(Darwin)
+    /// The arguments of `pid` as anyone on the machine can see them: /proc/PID/cmdline on
+    /// Linux (bytes and length exactly), `ps` on macOS (the kernel's copy of the arguments).
+    func arguments(_ pid: pid_t) -> [String] {
+        #if os(Linux)
+        let bytes = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline").map { [UInt8]($0) } ?? []
+        return bytes.split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
+        #else
+        let ps = Process()
+        ps.executableURL = URL(fileURLWithPath: "/bin/ps")
+        ps.arguments = ["-ww", "-o", "args=", "-p", String(pid)]
+        let out = Pipe()
+        ps.standardOutput = out
+        guard (try? ps.run()) != nil else { return [] }
+        let data = out.fileHandleForReading.readDataToEndOfFile()
+        ps.waitUntilExit()
+        return String(decoding: data, as: UTF8.self).split(whereSeparator: { $0 == " " || $0 == "\n" }).map(String.init)
+        #endif
     }
 
     @Test func serveHasTheSameArgumentsWhateverTheSecretsLength() throws {
@@ -23,11 +36,11 @@ import Darwin
         let long = String(repeating: "s3cret-", count: 40)
         let a = try #require(ServeProcess(s, ["--secret", short], name: "short"))
         let b = try #require(ServeProcess(s, ["--secret", long], name: "long"))
-        let (ca, cb) = (cmdline(a.child.pid), cmdline(b.child.pid))
+        let (ca, cb) = (arguments(a.child.pid), arguments(b.child.pid))
         #expect(!ca.isEmpty)
-        #expect(ca == cb, "\(String(decoding: ca, as: UTF8.self)) vs \(String(decoding: cb, as: UTF8.self))")
-        #expect(ca.split(separator: 0).suffix(2).map { String(decoding: $0, as: UTF8.self) } == ["--secret", "***"])
-        #expect(!String(decoding: cb, as: UTF8.self).contains("s3cret"))
+        #expect(ca == cb, "\(ca) vs \(cb)")
+        #expect(ca.suffix(2) == ["--secret", "***"])
+        #expect(!cb.joined(separator: " ").contains("s3cret"))
         // The secret itself is in force, as given.
         #expect(curl(s, [b.url + "/a.json?auth=" + long]).code == "200")
         #expect(curl(s, [b.url + "/a.json?auth=" + short]).code == "401")
@@ -39,17 +52,17 @@ import Darwin
         // Without a secret, on loopback, any token is let in: every watch below keeps running.
         let server = try #require(ServeProcess(s))
         for form in [{ (t: String) in ["--access-token", t] }, { (t: String) in ["--auth=" + t] }] {
-            var seen: [[UInt8]] = []
+            var seen: [[String]] = []
             for (i, token) in ["x", String(repeating: "t0ken-", count: 50)].enumerated() {
                 let watch = try #require(s.background([Binary.rtdb, "--url", remoteURL(server)] + form(token) + ["watch", "/w"],
                                                       name: "watch\(i)"))
                 defer { watch.killGroup() }
                 #expect(waitFor(watch, "value"), "\(watch.stderr)")
-                seen.append(cmdline(watch.pid))
+                seen.append(arguments(watch.pid))
             }
-            #expect(seen[0] == seen[1], "\(seen.map { String(decoding: $0, as: UTF8.self) })")
-            #expect(!String(decoding: seen[1], as: UTF8.self).contains("t0ken"))
-            let args = seen[0].split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
+            #expect(seen[0] == seen[1], "\(seen)")
+            #expect(!seen[1].joined(separator: " ").contains("t0ken"))
+            let args = seen[0]
             #expect(args.suffix(2) == ["watch", "/w"])
             #expect(args.contains("***") || args.contains("--auth=***"), "\(args)")
         }
