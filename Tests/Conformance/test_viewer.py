@@ -447,6 +447,17 @@ def test_viewer_queries_the_node_in_view_and_shows_its_indexes(serve, page, fold
     page.type("#q-limit", "1")
     page.click("#q-run")
     page.wait_for("Array.from(document.querySelectorAll('#q-results li')).map(l => l.dataset.key).join() === 'a'")
+    # Exclusive bounds, by key.
+    page.eval("document.getElementById('q-order').value = 'key'")
+    page.eval("document.getElementById('q-limit-kind').value = ''")
+    page.eval("document.getElementById('q-start').value = ''")
+    page.type("#q-start-after", '"a"')
+    page.type("#q-end-before", '"d"')
+    page.click("#q-run")
+    page.wait_for("Array.from(document.querySelectorAll('#q-results li')).map(l => l.dataset.key).join() === 'b,c'")
+    page.eval("document.getElementById('q-start-after').value = ''; document.getElementById('q-end-before').value = ''")
+    page.eval("document.getElementById('q-order').value = 'child'")
+    page.type("#q-start", "2")
     # A query the server refuses: its error, shown.
     page.type("#q-equal", "2")
     page.click("#q-run")

@@ -38,7 +38,8 @@
  *   edit:       #sel-path, #sel-priority, #set-type, #set-value, #set-go, #add-name,
  *               #add-type, #add-value, #add-go, #delete-go, #import-file, #import-mode,
  *               #import-go, #export-go, #edit-status
- *   query:      #q-order, #q-child, #q-limit-kind, #q-limit, #q-start, #q-end, #q-equal,
+ *   query:      #q-order, #q-child, #q-limit-kind, #q-limit, #q-start, #q-start-after,
+ *               #q-end, #q-end-before, #q-equal,
  *               #q-run, #q-error, #q-indexes, #q-results > li[data-key]
  *   window.rtdbViewer: {state} for tests to read (e.g. state.connected, state.loaded).
  */
@@ -969,7 +970,8 @@
       if (!Number.isInteger(n) || n < 1) { err.textContent = "the limit is a positive whole number"; return; }
       params[kind === "first" ? "limitToFirst" : "limitToLast"] = String(n);
     }
-    for (const [id, name] of [["q-start", "startAt"], ["q-end", "endAt"], ["q-equal", "equalTo"]]) {
+    for (const [id, name] of [["q-start", "startAt"], ["q-start-after", "startAfter"], ["q-end", "endAt"],
+                              ["q-end-before", "endBefore"], ["q-equal", "equalTo"]]) {
       const t = $(id).value.trim();
       if (!t) continue;
       try { JSON.parse(t); } catch (e) { err.textContent = name + " is not JSON: " + t; return; }
