@@ -149,6 +149,8 @@ def test_viewer_shows_the_tree_with_types_and_priorities(serve, page):
     page.click(row("/users") + " [data-action=toggle]")
     page.wait_for("!!document.querySelector(%s)" % json.dumps(row("/users/ada")))
     assert "priority 5" in page.eval("document.querySelector(%s).textContent" % json.dumps(row("/users/bob")))
+    select(page, "/users/bob")
+    assert page.eval("document.getElementById('sel-priority').textContent") == "5"
     page.click(row("/users/ada") + " [data-action=toggle]")
     page.wait_for("!!document.querySelector(%s)" % json.dumps(row("/users/ada/admin")))
     if os.environ.get("RTDB_VIEWER_SCREENSHOT"):  # a picture of the tree for the documentation
@@ -486,6 +488,10 @@ def test_viewer_lists_namespaces_and_switches_between_them(serve, page, folder):
     page.type("#ns-input", "alpha")
     page.press("Enter")
     wait_value(page, "/who", '"alpha"')
+    # A browser opening the server's root with a namespace lands on the page showing it.
+    page.open(server.url + "/?ns=beta")
+    page.wait_for("location.pathname === '/.ui/'")
+    wait_value(page, "/who", '"beta"')
 
 
 # ---------------------------------------------------------------------------------------------
