@@ -1,4 +1,5 @@
 import RTDBCore
+import RTDBEngine
 import RTDBNet
 import RTDBWire
 
@@ -336,12 +337,44 @@ final class ServerConnection {
         do {
             let db = try core.namespaces.embedded(s.namespace)
             let sub = core.streams.subscriber(connection: id, kind: .sse(export: s.export))
-            let first = try core.streams.open(sub, file: core.namespaces.path(of: s.namespace), db: db, path: s.path, query: s.query)
+            let file = core.namespaces.path(of: s.namespace)
+            if try core.streams.opensLarge(db: db, path: s.path) {
+                openStreamAway(req, s, sub, file: file, db: db, started: started)
+                return
+            }
+            let first = try core.streams.open(sub, file: file, db: db, path: s.path, query: s.query)
             role = .stream(SSEStream(subscriber: sub, access: s.access))
             leaveHTTP()
             link.send(SSEStream.opening(first, export: s.export))
             core.log.request(req, status: 200, started: started)
         } catch {
+            respond(req, ErrorStatus.response(error), started: started)
+            if error is RTDBError { link.closeWhenFlushed() }
+        }
+    }
+
+    /// A stream whose first value is large: read and rendered on another thread
+    /// (`StreamOpener`); this connection's next requests wait, as for a large read.
+    private func openStreamAway(_ req: HTTPRequest, _ s: StreamRequest, _ sub: StreamSubscriber, file: String,
+                                db: EmbeddedDatabase, started: UInt64) {
+        waitingForCommit = true
+        do {
+            try core.streams.openAway(sub, file: file, db: db, path: s.path, query: s.query, export: s.export,
+                                      stillWanted: { [weak self] in self.map { !$0.link.closed && !$0.link.closing } ?? false }) { [self] result in
+                waitingForCommit = false
+                switch result {
+                case .success(let opening):
+                    role = .stream(SSEStream(subscriber: sub, access: s.access))
+                    leaveHTTP()
+                    link.send(opening)
+                    core.log.request(req, status: 200, started: started)
+                case .failure(let error):
+                    respond(req, ErrorStatus.response(error), started: started)
+                    link.closeWhenFlushed()
+                }
+            }
+        } catch {
+            waitingForCommit = false
             respond(req, ErrorStatus.response(error), started: started)
             if error is RTDBError { link.closeWhenFlushed() }
         }

@@ -69,6 +69,7 @@ final class ServerCore {
         self.detachedReads = DetachedReads(loop: loop)
         streams.deliver = { [weak self] subs, event in self?.deliver(subs, event) }
         streams.builder = EventBuilder(loop: loop, holding: commit)
+        streams.opener = StreamOpener(loop: loop)
         namespaces.keepOpen = { [weak streams] f in streams?.follows(f) ?? false }
     }
 

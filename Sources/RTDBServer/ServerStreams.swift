@@ -17,12 +17,16 @@ final class ServerStreams {
         var location: LocationStream
         var window: [Node.Entry]
         var subscribers: [UInt64: StreamSubscriber] = [:]
+        /// Every plain stream on the path joins this view; false for a query view and for one
+        /// opened away from the loop, which serve one stream each.
+        let shared: Bool
 
         init(file: String, db: EmbeddedDatabase, path: Path, query: Query?) throws {
             self.file = file
             self.db = db
             self.path = path
             self.query = query
+            self.shared = query == nil
             if let query {
                 let snap = try db.querySnapshot(path, query)
                 seq = snap.seq
@@ -34,6 +38,18 @@ final class ServerStreams {
                 window = []
                 location = LocationStream(location: path, value: snap.value)
             }
+        }
+
+        /// A view of one stream from what was read for it away from the loop.
+        init(file: String, db: EmbeddedDatabase, opened: StreamOpener.Snapshot) {
+            self.file = file
+            self.db = db
+            self.path = opened.path
+            self.query = opened.query
+            self.shared = false
+            seq = opened.seq
+            window = opened.window
+            location = LocationStream(location: opened.path, value: opened.value)
         }
 
         var initialEvent: StreamEvent {
@@ -80,8 +96,9 @@ final class ServerStreams {
         let index = ViewIndex()
         /// The feed position the file has been read to.
         var seq: Int64
-        /// The events of an entry are being built away from the loop: the feed waits.
-        var building = false
+        /// Events of an entry, or a stream's first value, being built away from the loop: the
+        /// feed waits while any is.
+        var building = 0
         init(seq: Int64) { self.seq = seq }
         var isEmpty: Bool { index.isEmpty }
         var all: [View] { index.all }
@@ -113,6 +130,9 @@ final class ServerStreams {
     /// Builds the events of huge writes away from the loop (set by the server; without one
     /// they are built in place).
     var builder: EventBuilder? = nil
+    /// Reads the first value of large streams away from the loop (set by the server; without
+    /// one every stream opens in place).
+    var opener: StreamOpener? = nil
 
     init() {}
 
@@ -152,6 +172,54 @@ final class ServerStreams {
         return view.initialEvent
     }
 
+    /// Whether a REST stream on `path` starts with more than `StreamOpener.threshold` bytes of
+    /// JSON (a query's window is part of its location: the location's bound stands for it), so
+    /// that it opens with `openAway`. Never with no opener.
+    func opensLarge(db: EmbeddedDatabase, path: Path) throws -> Bool {
+        guard opener != nil else { return false }
+        return try db.jsonBytesAtLeast(path, stoppingAbove: StreamOpener.threshold) > StreamOpener.threshold
+    }
+
+    /// Opens a stream whose first value is read and rendered away from the loop
+    /// (`StreamOpener`): `opened` runs on the loop with the stream's opening bytes once it is
+    /// in a view of its own and follows the feed, or with the error of the read. When
+    /// `stillWanted` says no by then (its connection closed), nothing opens.
+    func openAway(_ sub: StreamSubscriber, file: String, db: EmbeddedDatabase, path: Path, query: Query?, export: Bool,
+                  stillWanted: @escaping () -> Bool, opened: @escaping (Result<[UInt8], RTDBError>) -> Void) throws {
+        guard let opener else { preconditionFailure("openAway without an opener (opensLarge says no then)") }
+        try pump(file: file, db: db)
+        let group: FileViews
+        if let existing = byFile[file] {
+            group = existing
+        } else {
+            group = FileViews(seq: try db.latestSeq())
+            byFile[file] = group
+        }
+        group.building += 1
+        let request = StreamOpener.Request(file: file, timeoutSeconds: db.timeoutSeconds, path: path, query: query, export: export)
+        opener.start(request) { [weak self, group] outcome in
+            group.building -= 1
+            guard let self else { return }
+            switch outcome {
+            case .read(let snapshot) where stillWanted():
+                let view = View(file: file, db: db, opened: snapshot)
+                let home = self.byFile[file] ?? FileViews(seq: snapshot.seq)
+                self.byFile[file] = home
+                home.index.insert(view)
+                view.subscribers[sub.id] = sub
+                self.count += 1
+                sub.view = view
+                opened(.success(snapshot.opening))
+            case .read:
+                break
+            case .failed(let e):
+                opened(.failure(e))
+            }
+            if let home = self.byFile[file], home.isEmpty, home.building == 0 { self.byFile[file] = nil }
+            try? self.pump(file: file, db: db)
+        }
+    }
+
     func close(_ sub: StreamSubscriber) {
         guard let view = sub.view else { return }
         sub.view = nil
@@ -172,7 +240,7 @@ final class ServerStreams {
     /// (`EventBuilder`, when the server gave one): the feed of that file stops there until the
     /// events are built, and goes on from the next entry.
     func pump(file: String, db: EmbeddedDatabase) throws {
-        guard let group = byFile[file], !group.building else { return }
+        guard let group = byFile[file], group.building == 0 else { return }
         var position = group.seq
         defer { group.seq = position }
         while true {
@@ -214,13 +282,13 @@ final class ServerStreams {
     /// its subscribers their bytes, and pumps the file again.
     private func build(_ entry: FeedEntry, for views: [View], in group: FileViews, file: String, db: EmbeddedDatabase,
                        with builder: EventBuilder) {
-        group.building = true
+        group.building += 1
         let request = EventBuilder.Request(file: file, timeoutSeconds: db.timeoutSeconds, entry: entry, views: views.map { v in
             EventBuilder.ViewState(path: v.path, location: v.location, kinds: v.subscribers.values.map(\.kind))
         })
         builder.start(request) { [weak self, weak group] outcomes in
             guard let self, let group else { return }
-            group.building = false
+            group.building -= 1
             for (v, outcome) in zip(views, outcomes) where !v.subscribers.isEmpty && entry.seq > v.seq {
                 v.seq = entry.seq
                 switch outcome {

@@ -12,13 +12,14 @@ final class ViewIndex {
         var children: [[UInt8]: Node] = [:]
         /// The whole-location view at this path (shared by every plain stream on it).
         var plain: ServerStreams.View?
-        /// Query views at this path, one per query stream.
-        var queries: [ObjectIdentifier: ServerStreams.View] = [:]
+        /// Views of one stream each at this path: query views, and plain views whose value was
+        /// read away from the loop (`StreamOpener`).
+        var own: [ObjectIdentifier: ServerStreams.View] = [:]
         /// Views here and below: a walk stops where there are none.
         var count = 0
 
         var views: [ServerStreams.View] {
-            var out = Array(queries.values)
+            var out = Array(own.values)
             if let plain { out.append(plain) }
             return out
         }
@@ -49,7 +50,7 @@ final class ViewIndex {
             node = next
             node.count += 1
         }
-        if view.query != nil { node.queries[ObjectIdentifier(view)] = view } else { node.plain = view }
+        if view.shared { node.plain = view } else { node.own[ObjectIdentifier(view)] = view }
     }
 
     /// Takes `view` out (nothing happens if it is not in); empty branches are pruned.
@@ -62,11 +63,11 @@ final class ViewIndex {
             trail.append((node, k))
             node = next
         }
-        if view.query != nil {
-            guard node.queries.removeValue(forKey: ObjectIdentifier(view)) != nil else { return }
-        } else {
+        if view.shared {
             guard node.plain === view else { return }
             node.plain = nil
+        } else {
+            guard node.own.removeValue(forKey: ObjectIdentifier(view)) != nil else { return }
         }
         root.count -= 1
         for (parent, k) in trail {

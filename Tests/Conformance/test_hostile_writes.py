@@ -126,6 +126,67 @@ def test_a_stream_on_the_written_path_hears_a_huge_write_and_stalls_no_reader(se
         assert stream.events(1, timeout=30) == [("put", '{"path":"/k0000003/n","data":-1}')]
 
 
+def open_while_probing(server, target, during=None):
+    """Opens a stream on `target` while small reads probe the server (and `during()` runs once
+    the opening has begun); the stream, its first event, and the probes' slowest answer."""
+    opened = {}
+
+    def open_stream():
+        opened["stream"] = Stream(server, target, timeout=120)
+        opened["first"] = opened["stream"].events(1, timeout=120)
+
+    opener = threading.Thread(target=open_stream, daemon=True)
+    opener.start()
+    time.sleep(0.05)
+    took = 0.0
+    if during:
+        started = time.monotonic()
+        during()
+        took = time.monotonic() - started
+    worst, count = probe_while(server, opener)
+    worst = max(worst, took)
+    assert count >= 3, "the stream opened before the reads could overlap it (%d reads)" % count
+    assert worst < 0.75, "a small read waited %.3f s while a stream opened" % worst
+    (name, data), = opened["first"]
+    assert name == "put"
+    first = json.loads(data)
+    assert first["path"] == "/"
+    return opened["stream"], first["data"]
+
+
+def seed_big(server):
+    """12 MB at /big: under the 16 MiB of unsent bytes past which a stream that gets another
+    event is dropped as a client that does not read."""
+    assert put_raw(server, "/big.json", document(100_000)).status == 200
+    assert http(server, "PUT", "/probe.json", {"ok": True}).status == 200
+
+
+def test_a_stream_opening_on_a_huge_value_stalls_no_reader_and_misses_no_write(server):
+    """Its first value is read and rendered away from the loop; a write made meanwhile reaches
+    the stream once, in order."""
+    seed_big(server)
+    write = lambda: http(server, "PUT", "/big/k0000003/n.json", -1)
+    stream, value = open_while_probing(server, "/big.json", during=write)
+    with stream:
+        assert len(value) == 100_000 and value["k0000007"] == {"s": "x" * 100, "n": 7}
+        # The write made while it opened is in the first value or is the next event; every
+        # write after it comes once, in commit order.
+        assert http(server, "PUT", "/big/k0000004/n.json", -2).status == 200
+        expected = [("put", '{"path":"/k0000004/n","data":-2}')]
+        if value["k0000003"]["n"] != -1:
+            expected.insert(0, ("put", '{"path":"/k0000003/n","data":-1}'))
+        assert stream.events(len(expected), timeout=60) == expected
+
+
+def test_a_query_stream_whose_window_holds_a_huge_child_opens_without_stalling_anyone(server):
+    """The data viewer's stream: a key window over a node one of whose children is huge."""
+    seed_big(server)
+    stream, window = open_while_probing(server, '/.json?orderBy="$key"&limitToFirst=3')
+    with stream:
+        assert sorted(window) == ["big", "probe"]
+        assert len(window["big"]) == 100_000 and window["probe"] == {"ok": True}
+
+
 def huge_write_stalls_no_reader(server, body, memory=True):
     assert http(server, "PUT", "/probe.json", {"ok": True}).status == 200
     assert len(body) > 20 * MiB
