@@ -11,7 +11,7 @@ enum ViewerRoutes {
 
     /// The answer to `r` when it is the viewer's, else nil (the request is the REST API's).
     static func answer(_ r: HTTPRequest) -> HTTPResponse? {
-        guard r.method == "GET" || r.method == "HEAD" else { return nil }
+        guard mayBeViewers(r.rawPath), r.method == "GET" || r.method == "HEAD" else { return nil }
         if r.rawPath == "/" {
             guard r.header("accept")?.contains("text/html") ?? false else { return nil }
             return redirect(to: prefix + queryPart(r), status: 302)
@@ -29,6 +29,15 @@ enum ViewerRoutes {
             return HTTPResponse(status: 200, headers: headers)
         }
         return HTTPResponse(status: 200, headers: headers, body: bytes)
+    }
+
+    /// Whether `path` may be the viewer's: "/" or one starting "/.u". Every REST request passes
+    /// here, so it costs the look at two or three bytes, not a string comparison.
+    static func mayBeViewers(_ path: String) -> Bool {
+        var bytes = path.utf8.makeIterator()
+        guard bytes.next() == UInt8(ascii: "/") else { return false }
+        guard let second = bytes.next() else { return true }
+        return second == UInt8(ascii: ".") && bytes.next() == UInt8(ascii: "u")
     }
 
     /// What a browser may do with the viewer's files: run only the server's own script and
