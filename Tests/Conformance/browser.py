@@ -216,7 +216,8 @@ class Browser:
         return result.get("result", {}).get("value")
 
     def wait_for(self, expression, timeout=5, interval=0.02):
-        """Polls a JavaScript expression until it is truthy; returns its value."""
+        """Polls a JavaScript expression until its value is truthy in Python's sense; returns
+        it. An element comes back as {} (falsy): test for one with `!!document.querySelector(…)`."""
         deadline = time.monotonic() + timeout
         last = None
         while time.monotonic() < deadline:
