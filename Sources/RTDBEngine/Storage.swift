@@ -161,12 +161,17 @@ extension EmbeddedDatabase {
         let indexes = try storedIndexes(c)
         let work = indexes.isEmpty ? nil : try prepareIndexes(c, indexes, path)
         var enc = EmbeddedDatabase.encode(path)
+        // (Removes a leaf above an empty node, as `removeAncestorLeaves` would.)
+        let size = try beginSizeChange(c, enc)
         // A node that held a value has no leaf above it (a leaf has no rows below it): only a
         // write to an empty node can find a leaf above to replace.
         if try !deleteSubtree(c, enc) { try removeAncestorLeaves(c, of: path) }
         let rows = try LeafRows(c)
         try insert(rows, value, &enc)
         try rows.flush()
+        var found: [(key: [UInt8], bytes: Int)] = []
+        let written = SizeRules.measure(value, &enc, threshold: sizeThreshold, found: &found)
+        try finishSizeChange(c, size, newBytes: written.bytes, newIsObject: written.isObject, found: found)
         if value.isNull { try clearPrioritiesOfEmptiedAncestors(c, of: path) }
         if let work { try finishIndexes(c, work, path, value) }
     }

@@ -90,6 +90,10 @@ final class ImportSink: JSONStreamSink {
     /// `base` as a row key.
     private var baseKey: [UInt8]
     private var work: EmbeddedDatabase.IndexWork? = nil
+    /// The node whose rows the current entry changes, for `sizes` (StoredSizes.swift): the
+    /// entry's, or the target's for children written into an empty node (counted once at the
+    /// end, from their rows).
+    private var size: EmbeddedDatabase.SizeChange? = nil
     /// The entries of an update, relative to the target, for the overlap check (with
     /// `distinctChildren`, only as many as the log names one by one).
     private var entries: [Path] = []
@@ -160,6 +164,7 @@ final class ImportSink: JSONStreamSink {
         if intoEmptyNode && entryCount > 1 { return }
         try rows.flush()
         work = indexes.isEmpty ? nil : try db.prepareIndexes(c, indexes, full)
+        size = try db.beginSizeChange(c, EmbeddedDatabase.encode(intoEmptyNode ? target : full))
         try db.removeAncestorLeaves(c, of: full)
         try db.deleteSubtree(c, EmbeddedDatabase.encode(full))
     }
@@ -169,6 +174,8 @@ final class ImportSink: JSONStreamSink {
         // A plain value is never empty (nothing to tidy) and no index watches the file.
         if intoEmptyNode { return }
         try rows.flush()
+        if let size { try db.finishSizeChangeFromRows(c, size) }
+        size = nil
         let enc = EmbeddedDatabase.encode(base)
         if try db.leaf(c, at: enc) == nil, try !db.hasDescendants(c, enc) {
             try db.clearPrioritiesOfEmptiedAncestors(c, of: base)
@@ -240,6 +247,8 @@ final class ImportSink: JSONStreamSink {
     /// Writes what waits for the end, checks an update's paths, and logs the write.
     func finish() throws -> [Path] {
         try rows.flush()
+        if let size { try db.finishSizeChangeFromRows(c, size) }
+        size = nil
         switch kind {
         case .set:
             if target.isPriority {
