@@ -146,9 +146,11 @@ import RTDBTestSupport
                 _ = try db.set(at.priority, r.next() % 3 == 0 ? .null : .string("p"))
                 return "priority \(at)"
             case 6:
-                _ = try db.importJSON(at, from: BytesSource(Array(text(value).utf8)), as: .set, window: window,
+                // Sometimes with a key given twice (the last value counts).
+                let doc = r.next() % 3 == 0 ? "{\"k\":\(text(value)),\"j\":1,\"k\":\(text(randomValue(&r)))}" : text(value)
+                _ = try db.importJSON(at, from: BytesSource(Array(doc.utf8)), as: .set, window: window,
                                       progress: Progress.none, flatValues: r.next() % 2 == 0)
-                return "import set \(at) \(text(value)) window \(window)"
+                return "import set \(at) \(doc) window \(window)"
             case 7:
                 guard case .object = value.withoutPriorities else { return "skip" }
                 _ = try db.importJSON(at, from: BytesSource(Array(text(value).utf8)), as: .update, window: window,
