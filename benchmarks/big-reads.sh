@@ -80,7 +80,7 @@ before=$(grep -c '"method"' limited.log || true)
 rm -f walk.done
 # (The status is caught with `if`: under `set -e` a failed walk would end the subshell before it
 # wrote walk.done, and the probes would go on forever.)
-{ if "$timer" -f "%e %M" -o walk.time "$rtdb" --url "$url" get / > walk.json 2> walk.err; then echo 0; else echo $?; fi > walk.done; } &
+{ if "$timer" -f "%e %M" -o walk.time "$rtdb" --url "$url" get / > walk.json 2> walk.err; then s=0; else s=$?; fi; echo "$s" > walk.done; } &
 job=$!
 set -- $(probe_until walk.done)
 wait "$job" || true

@@ -420,7 +420,9 @@ public final class EmbeddedDatabase: Database {
             (path: e.path, value: try ServerValues.resolve(e.value, at: path.appending(e.path), now: now) { try readForIncrement(c, $0) })
         }
         // Priorities last: a node created by this same update takes its new priority.
-        for e in resolved where !e.path.isPriority { try write(c, path.appending(e.path), e.value) }
+        let size = try updateSizeChange(c, path)
+        for e in resolved where !e.path.isPriority { try write(c, path.appending(e.path), e.value, keepingSizes: size == nil) }
+        if let size { try finishSizeChangeFromRows(c, size) }
         for e in resolved where e.path.isPriority { try write(c, path.appending(e.path), e.value) }
         if !resolved.isEmpty {
             try log(c, resolved.count > EmbeddedDatabase.logMaxPaths ? [path] : resolved.map { path.appending($0.path) },

@@ -57,6 +57,17 @@ extension EmbeddedDatabase {
         return change
     }
 
+    /// For an update of several paths below `path`: when the node there has no stored size (it
+    /// counts less than the threshold), the update is one change of it, counted again from its
+    /// rows at the end (`finishSizeChangeFromRows`), rather than a change per path, each of which
+    /// would scan it again as it grows it. Nil when it has one: each path is a change of its own.
+    func updateSizeChange(_ c: Connection, _ path: Path) throws -> SizeChange? {
+        if path.isPriority { return nil }
+        let enc = EmbeddedDatabase.encode(path)
+        if try storedSize(c, enc) != nil { return nil }
+        return try beginSizeChange(c, enc)
+    }
+
     /// The count of the encoded path now, from its row or a scan (a node not stored counts
     /// less than the threshold).
     private func currentSize(_ c: Connection, _ enc: [UInt8]) throws -> SizeChange {
