@@ -159,7 +159,7 @@ extension EmbeddedDatabase {
                 let rest = try countOutside(c, ancestor, child)
                 before = rest + exact.old
                 after = rest + exact.new
-                heldBefore = before! > 0
+                heldBefore = rest + exact.old > 0
                 if rest + exact.new >= threshold { try storeSize(c, ancestor, rest + exact.new) }
             } else {
                 // Shrinking below the threshold: it stays below; it held the child's old data.
