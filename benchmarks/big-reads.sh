@@ -78,7 +78,9 @@ printf '| GET /.json (300 MB, limit 256 MiB) | %s | %.0f ms | %s, %s ms, %s ms |
 # less the probes'.
 before=$(grep -c '"method"' limited.log || true)
 rm -f walk.done
-{ "$timer" -f "%e %M" -o walk.time "$rtdb" --url "$url" get / > walk.json 2> walk.err; echo $? > walk.done; } &
+# (The status is caught with `if`: under `set -e` a failed walk would end the subshell before it
+# wrote walk.done, and the probes would go on forever.)
+{ if "$timer" -f "%e %M" -o walk.time "$rtdb" --url "$url" get / > walk.json 2> walk.err; then s=0; else s=$?; fi; echo "$s" > walk.done; } &
 job=$!
 set -- $(probe_until walk.done)
 wait "$job" || true

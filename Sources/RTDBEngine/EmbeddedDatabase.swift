@@ -20,7 +20,8 @@ import Darwin
 ///
 /// Schema versions (`PRAGMA user_version`): 1 = `data` and `log`, paths as `/`-joined text;
 /// 2 adds `priorities`; 3 stores the paths of `data` and `priorities` as `StorageKey` blobs;
-/// 4 folds the feed's `changes` table into `log`, which drops AUTOINCREMENT (Schema.swift).
+/// 4 folds the feed's `changes` table into `log`, which drops AUTOINCREMENT; 5 adds `sizes`, the
+/// JSON size of every large node, kept by every write (StoredSizes.swift; Schema.swift).
 /// An older file is upgraded by its first write; until then reads see a converted copy held in
 /// temporary tables (`LegacyLayout.swift`), so that reads never change a file.
 ///
@@ -66,6 +67,11 @@ public final class EmbeddedDatabase: Database {
     public var checkpointPages: Int? = nil
     /// The file has the `priorities` table (schema version 2 or later).
     var hasPriorityTable = false
+    /// The file has the `sizes` table (schema version 5 or later, StoredSizes.swift).
+    var hasSizeTable = false
+    /// The count from which `sizes` holds a node's size (lowered by tests, so that small trees
+    /// have stored sizes; every writer of a file must use the same one for it to bound scans).
+    var sizeThreshold = EmbeddedDatabase.defaultSizeThreshold
     /// The file has an older layout that this user may not upgrade: reads go to a converted
     /// copy in temporary tables (LegacyLayout.swift).
     var legacyLayout = false
@@ -77,7 +83,7 @@ public final class EmbeddedDatabase: Database {
     /// What the path named when the connection was opened (see `fileChanged`).
     private var openedSignature: FileAccess.Signature? = nil
 
-    public static let schemaVersion: Int64 = 4
+    public static let schemaVersion: Int64 = 5
     /// The oldest schema this code reads: files made before priorities were stored.
     static let oldestReadableSchemaVersion: Int64 = 1
     static let logKeep: Int64 = 10_000
@@ -174,6 +180,7 @@ public final class EmbeddedDatabase: Database {
                     if version < 2 { try EmbeddedDatabase.migrateToSchemaVersion2(c) }
                     if version < 3 { try EmbeddedDatabase.migrateToSchemaVersion3(c) }
                     if version < 4 { try EmbeddedDatabase.migrateToSchemaVersion4(c) }
+                    if version < 5 { try migrateToSchemaVersion5(c) }
                     // Marked in the same transaction: another process opening the file must never
                     // see rtdb's tables without rtdb's mark (it would refuse the file as foreign).
                     try FileMark.mark(c)
@@ -187,6 +194,7 @@ public final class EmbeddedDatabase: Database {
             try openWriterForCompanion(c)
             hasSchema = true
             hasPriorityTable = true
+            hasSizeTable = true
             writerReady = true
             // Every process that opens the file for writing runs what dead sessions left.
             reapOnOpen()
@@ -234,6 +242,7 @@ public final class EmbeddedDatabase: Database {
         legacyLayout = false
         legacyVersion = nil
         hasSchema = false
+        hasSizeTable = false
         writerReady = false
         immutable = false
         openedSignature = nil
@@ -411,7 +420,9 @@ public final class EmbeddedDatabase: Database {
             (path: e.path, value: try ServerValues.resolve(e.value, at: path.appending(e.path), now: now) { try readForIncrement(c, $0) })
         }
         // Priorities last: a node created by this same update takes its new priority.
-        for e in resolved where !e.path.isPriority { try write(c, path.appending(e.path), e.value) }
+        let size = try updateSizeChange(c, path)
+        for e in resolved where !e.path.isPriority { try write(c, path.appending(e.path), e.value, keepingSizes: size == nil) }
+        if let size { try finishSizeChangeFromRows(c, size) }
         for e in resolved where e.path.isPriority { try write(c, path.appending(e.path), e.value) }
         if !resolved.isEmpty {
             try log(c, resolved.count > EmbeddedDatabase.logMaxPaths ? [path] : resolved.map { path.appending($0.path) },

@@ -40,7 +40,13 @@ extension EmbeddedDatabase: StreamingPushes {
             let entries = indexes.isEmpty ? nil : try EntryRows(c)
             let listEnc = EmbeddedDatabase.encode(path)
             // New keys hold nothing yet: only a leaf at the list or above it is replaced.
+            try removeLeafAbove(c, listEnc, orAt: true)
             try removeAncestorLeaves(c, of: path.appending("_"))
+            // The list's size grows by each new child's (which had none), counted from its value.
+            let size = try beginSizeChange(c, listEnc)
+            var added = 0
+            var found: [(key: [UInt8], bytes: Int)] = []
+            let threshold = sizeThreshold
             let rows = try LeafRows(c)
             var enc = listEnc
             while let v = try next() {
@@ -50,6 +56,12 @@ extension EmbeddedDatabase: StreamingPushes {
                 enc.removeSubrange(listEnc.count...)
                 StorageKey.append(key, to: &enc)
                 try insert(rows, resolved, &enc)
+                let measured = SizeRules.measure(resolved, &enc, threshold: threshold, found: &found)
+                if measured.bytes > 0 {
+                    if measured.bytes >= threshold { found.append((enc, measured.bytes)) }
+                    added += measured.bytes + SizeRules.memberBytes(tag: enc[listEnc.count], segmentLength: enc.count - listEnc.count,
+                                                                 isObject: measured.isObject)
+                }
                 if let entries {
                     for index in ofList where !resolved.isNull {
                         try entries.add(index.id, listEnc, sortValue: index.definition.sortValue(resolved),
@@ -65,6 +77,8 @@ extension EmbeddedDatabase: StreamingPushes {
             }
             try rows.flush()
             try entries?.flush()
+            try finishSizeChange(c, size, newBytes: size.oldBytes + added, newIsObject: size.oldBytes + added > 0,
+                                 found: found, replacingBelow: false)
             if let work { try finishIndexes(c, work, path, nil) }
             if count > EmbeddedDatabase.changeDataLeaves {
                 // More children than the feed copies: readers read the list back.

@@ -1,15 +1,17 @@
 import CSQLite
 import RTDBCore
 
-/// The size bound of a read (`SizedReads`), counted from the leaf rows under the path in key
-/// order: no value is decoded or rendered, and the scan ends as soon as the count passes the
-/// cap, so a read far over the response limit costs what counting to the limit costs.
+/// The size bound of a read (`SizedReads`): a large node's is stored (`sizes`, StoredSizes.swift:
+/// one lookup); any other's is counted from the leaf rows under the path in key order, less
+/// than the stored threshold: no value is decoded or rendered, and the scan ends as soon as the
+/// count passes the cap. (A file not yet upgraded to keep sizes is counted up to the cap.)
 extension EmbeddedDatabase: SizedReads {
     public func jsonBytesAtLeast(_ path: Path, stoppingAbove cap: Int) throws -> Int {
         // A priority is one small leaf.
         if path.isPriority { return 0 }
         return try reading(0) { c in
             let enc = EmbeddedDatabase.encode(path)
+            if try sizeTableExists(c), let stored = try storedSize(c, enc) { return stored }
             let s = try range(c, StorageKey.subtree(enc), "SELECT path, v FROM data WHERE path >= ?1 AND path < ?2")
             defer { s.reset() }
             var count = ReadSizeBound(skip: enc.count)
@@ -40,7 +42,7 @@ struct ReadSizeBound {
     }
 
     mutating func add(_ s: Statement) {
-        total += ReadSizeBound.valueBytes(s)
+        total += SizeRules.leafBytes(s, 1)
         let key = s.blob(0)
         // The value at the read path itself (a leaf): no key.
         guard key.count > skip else { return }
@@ -53,36 +55,12 @@ struct ReadSizeBound {
         while start < key.count {
             let end = StorageKey.segmentEnd(key, from: start)
             if end > diverge {
-                // A new member of its object: its comma (n members, n − 1 commas and two
-                // braces: one brace is counted with the object), and its key when a string.
-                total += 1
-                if key[start] == StorageKey.stringTag { total += end - start - 2 + 3 }
-                // Not the last segment: an object opens.
-                if end < key.count { total += 1 }
+                // A new member of its object; not the last segment: an object.
+                total += SizeRules.memberBytes(tag: key[start], segmentLength: end - start, isObject: end < key.count)
             }
             start = end
         }
         previous.removeAll(keepingCapacity: true)
         previous.append(contentsOf: key)
-    }
-
-    /// The least text of a leaf's value: a string with its quotes, a boolean's four letters at
-    /// least, an integer's digits and sign, a decimal number's one digit.
-    @inline(__always)
-    static func valueBytes(_ s: Statement) -> Int {
-        switch sqlite3_column_type(s.handle, 1) {
-        case SQLITE_TEXT: return Int(sqlite3_column_bytes(s.handle, 1)) + 2
-        case SQLITE_BLOB: return 4
-        case SQLITE_INTEGER:
-            var v = sqlite3_column_int64(s.handle, 1)
-            var n = v < 0 ? 2 : 1
-            while v >= 10 || v <= -10 {
-                v /= 10
-                n += 1
-            }
-            return n
-        case SQLITE_FLOAT: return 1
-        default: return 0
-        }
     }
 }

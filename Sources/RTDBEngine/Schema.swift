@@ -74,6 +74,23 @@ extension EmbeddedDatabase {
             """)
     }
 
+    /// Schema version 5: `sizes`, the count of every node at or above `sizeThreshold`
+    /// (StoredSizes.swift), so that a read's size is known without scanning its rows. An older
+    /// file's table is filled here, in the upgrade's transaction, from one scan of every row
+    /// (about as long as reading the whole file once); every write keeps it exact after that.
+    func migrateToSchemaVersion5(_ c: Connection) throws {
+        try c.exec("CREATE TABLE IF NOT EXISTS main.sizes(path BLOB PRIMARY KEY, bytes INTEGER NOT NULL) WITHOUT ROWID")
+        try c.exec("DELETE FROM main.sizes")
+        let sizes = try scanSizes(c, [])
+        let insert = try c.statement("INSERT INTO main.sizes(path, bytes) VALUES(?1, ?2)")
+        for row in sizes.found + (sizes.total >= sizeThreshold ? [(key: [], bytes: sizes.total)] : []) {
+            insert.bind(1, blob: row.key)
+            insert.bind(2, int: Int64(row.bytes))
+            try insert.run()
+        }
+        try c.exec("PRAGMA user_version=5")
+    }
+
     /// Copies the rows of a table with `/`-joined text paths into one keyed by `StorageKey`.
     static func copyReencoded(_ c: Connection, from old: String, to new: String, column: String) throws {
         let read = try c.statement("SELECT path, \(column) FROM \(old)")

@@ -153,7 +153,8 @@ extension EmbeddedDatabase {
     /// Replaces the value at `path` with `value` (already resolved), its priorities included: a
     /// node written without one loses the one it had. Writing a `.priority` path sets or clears
     /// that node's priority only. A node left empty by the write loses its priority too.
-    func write(_ c: Connection, _ path: Path, _ value: Node) throws {
+    /// `keepingSizes` false: the caller keeps `sizes` for a node above (`updateSizeChange`).
+    func write(_ c: Connection, _ path: Path, _ value: Node, keepingSizes: Bool = true) throws {
         if path.isPriority {
             try writePriority(c, of: path.node, value)
             return
@@ -161,12 +162,19 @@ extension EmbeddedDatabase {
         let indexes = try storedIndexes(c)
         let work = indexes.isEmpty ? nil : try prepareIndexes(c, indexes, path)
         var enc = EmbeddedDatabase.encode(path)
+        // (Removes a leaf above an empty node, as `removeAncestorLeaves` would.)
+        let size = keepingSizes ? try beginSizeChange(c, enc) : nil
         // A node that held a value has no leaf above it (a leaf has no rows below it): only a
         // write to an empty node can find a leaf above to replace.
         if try !deleteSubtree(c, enc) { try removeAncestorLeaves(c, of: path) }
         let rows = try LeafRows(c)
         try insert(rows, value, &enc)
         try rows.flush()
+        if let size {
+            var found: [(key: [UInt8], bytes: Int)] = []
+            let written = SizeRules.measure(value, &enc, threshold: sizeThreshold, found: &found)
+            try finishSizeChange(c, size, newBytes: written.bytes, newIsObject: written.isObject, found: found)
+        }
         if value.isNull { try clearPrioritiesOfEmptiedAncestors(c, of: path) }
         if let work { try finishIndexes(c, work, path, value) }
     }

@@ -90,6 +90,12 @@ final class ImportSink: JSONStreamSink {
     /// `base` as a row key.
     private var baseKey: [UInt8]
     private var work: EmbeddedDatabase.IndexWork? = nil
+    /// The node whose rows the current entry changes, for `sizes` (StoredSizes.swift): the
+    /// entry's, or for an update of a node without a stored size the target's (counted once
+    /// at the end, from its rows: `updateSizeChange`).
+    private var size: EmbeddedDatabase.SizeChange? = nil
+    /// An update whose target has no stored size: one change of the target (`size`).
+    private var targetSize = false
     /// The entries of an update, relative to the target, for the overlap check (with
     /// `distinctChildren`, only as many as the log names one by one).
     private var entries: [Path] = []
@@ -125,6 +131,10 @@ final class ImportSink: JSONStreamSink {
         intoEmptyNode = distinctChildren && kind == .update && indexes.isEmpty && !target.isPriority && empty
         // Rows are written by a second thread while the input is read (`LeafRows`).
         rows = try LeafRows(c, background: true)
+        if kind == .update, let change = try db.updateSizeChange(c, target) {
+            size = change
+            targetSize = true
+        }
     }
 
     /// Ends the row writer and the snapshot of the data before the import: the connection is
@@ -160,6 +170,7 @@ final class ImportSink: JSONStreamSink {
         if intoEmptyNode && entryCount > 1 { return }
         try rows.flush()
         work = indexes.isEmpty ? nil : try db.prepareIndexes(c, indexes, full)
+        if !targetSize { size = try db.beginSizeChange(c, EmbeddedDatabase.encode(full)) }
         try db.removeAncestorLeaves(c, of: full)
         try db.deleteSubtree(c, EmbeddedDatabase.encode(full))
     }
@@ -169,6 +180,8 @@ final class ImportSink: JSONStreamSink {
         // A plain value is never empty (nothing to tidy) and no index watches the file.
         if intoEmptyNode { return }
         try rows.flush()
+        if !targetSize, let size { try db.finishSizeChangeFromRows(c, size) }
+        if !targetSize { size = nil }
         let enc = EmbeddedDatabase.encode(base)
         if try db.leaf(c, at: enc) == nil, try !db.hasDescendants(c, enc) {
             try db.clearPrioritiesOfEmptiedAncestors(c, of: base)
@@ -240,6 +253,8 @@ final class ImportSink: JSONStreamSink {
     /// Writes what waits for the end, checks an update's paths, and logs the write.
     func finish() throws -> [Path] {
         try rows.flush()
+        if let size { try db.finishSizeChangeFromRows(c, size) }
+        size = nil
         switch kind {
         case .set:
             if target.isPriority {

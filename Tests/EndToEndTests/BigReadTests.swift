@@ -65,6 +65,29 @@ import Darwin
         #expect(page.body == #"{"k000000":true,"k000001":true}"#)
     }
 
+    @Test func aReadPastTheLimitIsRefusedFromItsStoredSizeWithoutCountingRows() throws {
+        let sb = Sandbox()
+        let filler = String(repeating: "x", count: 1_000)
+        let doc = "{\"leaf\":\"here\",\"items\":{" + (0..<300).map { "\"k\($0)\":\"\(filler)\"" }.joined(separator: ",") + "}}"
+        #expect(sb.rtdb(["set", "/", "--file", sb.write("doc.json", doc), "-q"]).status == 0)
+        // /items (300 kB) has its size stored. Doctored to 1 TB behind rtdb's back, it is what
+        // serve goes by: had the refusal counted the rows, it would have found 300 kB and
+        // answered them (the default limit is 256 MiB).
+        let stored = sb.program(["sqlite3", sb.db, "SELECT count(*) FROM sizes WHERE bytes > 300000"])
+        #expect(stored.stdout == "2\n", "\(stored)")   // /items and the root
+        let doctored = sb.program(["sqlite3", sb.db, "UPDATE sizes SET bytes = 1000000000000 WHERE bytes > 300000"])
+        #expect(doctored.status == 0, "\(doctored)")
+        let server = try #require(ServeProcess(sb))
+        for path in ["/.json", "/items.json", "/items.json?format=export"] {
+            let r = curl(sb, [server.url + path])
+            #expect(r.code == "400", "\(path): \(r)")
+            #expect(r.body.contains("Data requested exceeds the maximum size"), "\(path)")
+        }
+        // Nodes too small to be stored are counted from their rows: answered.
+        #expect(curl(sb, [server.url + "/items/k7.json"]).body == "\"\(filler)\"")
+        #expect(curl(sb, [server.url + "/leaf.json"]).body == #""here""#)
+    }
+
     @Test func aOneLeafReadIsAnsweredWhileALargeReadIsRendered() throws {
         let sb = BigReadTests.filled()
         let server = try #require(ServeProcess(sb))

@@ -49,8 +49,14 @@ import RTDBCore
         // Exact but for the braces of /users itself: a refusal needs no more than the limit's
         // worth of rows.
         #expect(bound <= size && bound >= size - 2, "bound \(bound) of \(size)")
-        // Stopped past the cap: just over it, not the whole count.
-        let capped = try t.db.jsonBytesAtLeast(path("/users"), stoppingAbove: 1_000)
+        // A node this large has its count stored: the whole count at once, whatever the cap.
+        #expect(try t.db.jsonBytesAtLeast(path("/users"), stoppingAbove: 1_000) == bound)
+        // One whose count is not stored is counted from its rows, and the count stops past the
+        // cap: just over it, not the whole count.
+        let unstored = t.another()
+        unstored.sizeThreshold = Int.max
+        _ = try unstored.set(path("/users"), .object(children))
+        let capped = try unstored.jsonBytesAtLeast(path("/users"), stoppingAbove: 1_000)
         #expect(capped > 1_000 && capped < 1_100, "\(capped)")
     }
 }
