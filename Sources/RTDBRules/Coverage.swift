@@ -42,38 +42,40 @@ public final class Coverage: RulesObserver, Sendable {
         }
     }
 
-    /// Each rule's counter and its subexpressions', by the rule's identity.
-    let counters: [ObjectIdentifier: (rule: Counter, expressions: [Counter])]
-    public let ruleSet: RuleSet
+    /// The one counting observer: it keeps nothing itself, it counts into the counters each
+    /// rule carries. Counts are the rule set's: a set put anew starts from zero.
+    public static let counter = Coverage()
 
-    public init(_ rules: RuleSet) {
-        ruleSet = rules
-        var c: [ObjectIdentifier: (rule: Counter, expressions: [Counter])] = [:]
-        for r in rules.rules { c[ObjectIdentifier(r)] = (Counter(), r.expressions.map { _ in Counter() }) }
-        counters = c
-    }
+    private init() {}
 
     public func begin(_ rule: RuleSet.Rule, at location: Path) {}
     public func enter(_ rule: RuleSet.Rule, _ expression: Int) {}
     public func leave(_ rule: RuleSet.Rule, _ expression: Int, _ outcome: Outcome) {
-        counters[ObjectIdentifier(rule)]?.expressions[expression].count(outcome)
+        rule.counters.expressions[expression].count(outcome)
     }
-    public func end(_ rule: RuleSet.Rule, _ outcome: Outcome) {
-        counters[ObjectIdentifier(rule)]?.rule.count(outcome)
-    }
+    public func end(_ rule: RuleSet.Rule, _ outcome: Outcome) { rule.counters.rule.count(outcome) }
+}
 
-    /// The counts of `rule`, or of its subexpression `expression`.
-    public func counts(_ rule: RuleSet.Rule, _ expression: Int? = nil) -> Counts {
-        guard let c = counters[ObjectIdentifier(rule)] else { return Counts() }
-        if let expression { return c.expressions[expression].counts }
-        return c.rule.counts
+/// A rule's counters: its own, and one per subexpression.
+final class RuleCounters: Sendable {
+    let rule = Coverage.Counter()
+    let expressions: [Coverage.Counter]
+    init(expressions n: Int) { expressions = (0..<n).map { _ in Coverage.Counter() } }
+}
+
+extension RuleSet {
+    /// How often `rule` (or its subexpression `expression`) ran under `Coverage.counter`, and
+    /// what it gave.
+    public func counts(_ rule: Rule, _ expression: Int? = nil) -> Coverage.Counts {
+        if let expression { return rule.counters.expressions[expression].counts }
+        return rule.counters.rule.counts
     }
 
     /// Every count back to zero.
-    public func reset() {
-        for c in counters.values {
-            c.rule.reset()
-            c.expressions.forEach { $0.reset() }
+    public func resetCounts() {
+        for r in rules {
+            r.counters.rule.reset()
+            r.counters.expressions.forEach { $0.reset() }
         }
     }
 }

@@ -21,6 +21,8 @@ public final class RuleSet: Sendable {
         public let range: SourceRange
         /// The subexpressions an observer is told about, by the index it is told.
         public let expressions: [RuleExpression]
+        /// What `Coverage.counter` counts for it.
+        let counters: RuleCounters
 
         init(code: Code, traced: Code, text: String, kind: RuleKind, label: String, range: SourceRange,
              expressions: [RuleExpression] = []) {
@@ -31,6 +33,7 @@ public final class RuleSet: Sendable {
             self.label = label
             self.range = range
             self.expressions = expressions
+            counters = RuleCounters(expressions: expressions.count)
         }
     }
 

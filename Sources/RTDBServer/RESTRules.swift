@@ -260,7 +260,7 @@ extension RESTHandler {
             rq = q
             let db = try c.database(provider)
             let data = RuleData.stored(in: db)
-            guard rules.canRead(c.path, principal: principal, query: q, now: clock(), data: data) else {
+            guard rules.canRead(c.path, principal: principal, query: q, now: clock(), data: data, observer: Coverage.counter) else {
                 throw RESTError.permissionDenied
             }
         }
@@ -301,7 +301,7 @@ extension RESTHandler {
         if isAdmin(principal) { return true }
         guard let db = try? provider.database(access.namespace) else { return false }
         let data = RuleData.stored(in: db)
-        return rules.canRead(access.path, principal: principal, query: access.query, now: clock(), data: data)
+        return rules.canRead(access.path, principal: principal, query: access.query, now: clock(), data: data, observer: Coverage.counter)
     }
 
     func isAdmin(_ p: Principal) -> Bool {
@@ -325,7 +325,7 @@ extension RESTHandler {
             let data = RuleData.stored(in: db)
             // The one decision `rules simulate` and `rules test` make too.
             guard let rules = self.rules(for: c.namespace) else { throw RESTError.permissionDenied }
-            let decision = try rules.decide(.write(writes), principal: principal, now: self.clock(), data: data)
+            let decision = try rules.decide(.write(writes), principal: principal, now: self.clock(), data: data, observer: Coverage.counter)
             guard decision.allowed else { throw RESTError.permissionDenied }
             return try commit(db, data, decision.writes)
         }

@@ -36,7 +36,7 @@ enum RulesTestRunner {
                 throw RTDBError(e.code, "\(args[2]):\(n + 1): \(e.message)")
             }
         }
-        let coverage = coverageFile.map { _ in Coverage(rules) }
+        let coverage = coverageFile.map { _ in Coverage.counter }
         let out = inv.output()
         var passed = 0, failed = 0
         for c in cases {
@@ -53,8 +53,8 @@ enum RulesTestRunner {
         }
         try out.raw("\(passed) passed, \(failed) failed\n")
         try out.flush()
-        if let coverage, let file = coverageFile {
-            let report = file.hasSuffix(".html") ? RulesCoverageReport.html(coverage) : RulesCoverageReport.json(coverage) + "\n"
+        if let file = coverageFile {
+            let report = file.hasSuffix(".html") ? CoverageReport.html(rules) : CoverageReport.json(rules) + "\n"
             let fd = open(file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
             if fd < 0 {
                 let e = errno

@@ -1,8 +1,10 @@
 import RTDBCore
-import RTDBRules
 
-/// The coverage report of a rules document, as JSON and as a self-contained HTML page.
-enum RulesCoverageReport {
+/// The coverage report of a rules document (what `Coverage.counter` counted), as JSON and as a
+/// self-contained HTML page: what `rules test --coverage` writes and `serve` answers.
+public enum CoverageReport {
+    static func string(_ s: String) -> String { JSONWriter.string(.string(s)) }
+
     static func counts(_ c: Coverage.Counts) -> String {
         "\"evaluations\":\(c.evaluations),\"true\":\(c.trueCount),\"false\":\(c.falseCount),\"errors\":\(c.errors)"
     }
@@ -12,17 +14,17 @@ enum RulesCoverageReport {
     }
 
     /// `{"rules":[{"rule":R,"expression":T,line…,counts…,"expressions":[…]}]}`.
-    static func json(_ coverage: Coverage) -> String {
-        var rules: [String] = []
-        for rule in coverage.ruleSet.rules {
+    public static func json(_ rules: RuleSet) -> String {
+        var entries: [String] = []
+        for rule in rules.rules {
             var expressions: [String] = []
             for (i, e) in rule.expressions.enumerated() {
-                expressions.append("{\"expression\":\(RulesReport.string(e.text)),\(range(e.range)),\(counts(coverage.counts(rule, i)))}")
+                expressions.append("{\"expression\":\(string(e.text)),\(range(e.range)),\(counts(rules.counts(rule, i)))}")
             }
-            rules.append("{\"rule\":\(RulesReport.string(rule.label)),\"expression\":\(RulesReport.string(rule.text)),"
-                         + "\(range(rule.range)),\(counts(coverage.counts(rule))),\"expressions\":[\(expressions.joined(separator: ","))]}")
+            entries.append("{\"rule\":\(string(rule.label)),\"expression\":\(string(rule.text)),"
+                         + "\(range(rule.range)),\(counts(rules.counts(rule))),\"expressions\":[\(expressions.joined(separator: ","))]}")
         }
-        return "{\"rules\":[" + rules.joined(separator: ",") + "]}"
+        return "{\"rules\":[" + entries.joined(separator: ",") + "]}"
     }
 
     /// What a count says about an expression, as the page colours it.
@@ -52,8 +54,8 @@ enum RulesCoverageReport {
     /// The rules text with each rule and subexpression in a `<span>` coloured by its state and
     /// titled with its counts. Spans nest as the expressions do (a subexpression lies inside
     /// its rule's range); ranges are positions in the text, turned into offsets here.
-    static func html(_ coverage: Coverage) -> String {
-        let source = coverage.ruleSet.source
+    public static func html(_ rules: RuleSet) -> String {
+        let source = rules.source
         let scalars = Array(source.unicodeScalars)
         // Offset (in scalars) of each line's start.
         var lineStarts = [0]
@@ -64,14 +66,14 @@ enum RulesCoverageReport {
         }
         struct Mark { var start: Int; var end: Int; var open: String }
         var marks: [Mark] = []
-        for rule in coverage.ruleSet.rules {
+        for rule in rules.rules {
             func add(_ r: SourceRange, _ c: Coverage.Counts, _ what: String) {
                 let title = "\(what): \(c.evaluations) evaluations, \(c.trueCount) true, \(c.falseCount) false, \(c.errors) errors"
                 marks.append(Mark(start: offset(r.start), end: offset(r.end),
                                   open: "<span class=\"\(state(c))\" title=\"\(escape(Substring(title)))\">"))
             }
-            add(rule.range, coverage.counts(rule), rule.label)
-            for (i, e) in rule.expressions.enumerated() { add(e.range, coverage.counts(rule, i), e.text) }
+            add(rule.range, rules.counts(rule), rule.label)
+            for (i, e) in rule.expressions.enumerated() { add(e.range, rules.counts(rule, i), e.text) }
         }
         // Outer first where two start together (a longer range encloses a shorter one).
         marks.sort { ($0.start, -$0.end) < ($1.start, -$1.end) }
