@@ -17,7 +17,7 @@ enum RulesCommand {
         + "read|set|update|remove PATH [VALUE] | rtdb rules test RULES TESTS [--coverage FILE]"
 
     static let spec = CommandSpec(
-        name: "rules", summary: "check a security rules file, simulate a request against rules, or run rules tests",
+        name: "rules", summary: "check, simulate or test security rules",
         usage: usage,
         arguments: [("ACTION", .text, "check, simulate or test"),
                     ("FILE", .file, "check: a rules file in Firebase's database.rules.json format (- reads stdin)"),
