@@ -194,8 +194,11 @@ struct Parser {
         if isPunct("(") {
             let at = current.offset
             k += 1
-            let e = try nested(at: at)
+            var e = try nested(at: at)
             try expect(")")
+            // Its text takes the parentheses in: an enclosing expression's ends at the `)`.
+            e.start = at
+            e.end = consumedEnd
             return e
         }
         if isPunct("[") { return try array() }

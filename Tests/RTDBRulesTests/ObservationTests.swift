@@ -112,3 +112,14 @@ struct ObservationTests {
         #expect(trace.decidingEntry(allowed: false) == nil)
     }
 }
+
+extension ObservationTests {
+    @Test("a parenthesised operand's text takes its parentheses in, so the expression around it ends at the closing one")
+    func parentheses() throws {
+        let rules = try RuleSet(#"{"rules":{".read":"auth != null && (auth.uid == 'a' || now > 0)"}}"#)
+        let read = try #require(rules.rules.first)
+        #expect(read.expressions.last?.text == "auth != null && (auth.uid == 'a' || now > 0)")
+        #expect(read.expressions.contains { $0.text == "(auth.uid == 'a' || now > 0)" })
+        #expect(read.expressions.last?.range.end == Position(line: 1, column: 64))
+    }
+}
