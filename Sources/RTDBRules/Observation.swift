@@ -21,24 +21,43 @@ public struct RuleExpression: Sendable {
 }
 
 /// What evaluating a rule or a subexpression gave.
-public enum Outcome: Sendable, Equatable {
+public enum Outcome: Sendable, Equatable, CustomStringConvertible {
     case bool(Bool)
-    /// Any other value, as JSON (a snapshot as `"snapshot /path"`, the value of a node with
-    /// children as `"object"`).
-    case value(String)
+    /// Any other value (its JSON made only when asked for: counting needs none).
+    case value(Value)
     /// A runtime error: the whole rule counts as false.
     case error
 
+    /// A value other than a boolean.
+    public struct Value: Sendable, Equatable {
+        let value: RuleValue
+
+        /// As JSON: a snapshot as `"snapshot /path"`, the value of a node with children as
+        /// `"object"`, NaN and the infinities as their JavaScript text in a string.
+        public var json: String {
+            switch value {
+            case .bool(let b): return String(b)
+            case .null: return "null"
+            case .number(let n): return n.isFinite ? JSONWriter.format(n) : JSONWriter.string(.string(Evaluator.numberText(n)))
+            case .string(let s): return JSONWriter.string(.string(s))
+            case .object(let node): return JSONWriter.string(node)
+            case .opaque: return "\"object\""
+            case .snapshot(let snap): return JSONWriter.string(.string("snapshot " + snap.path.description))
+            }
+        }
+
+        public static func == (a: Value, b: Value) -> Bool { a.json == b.json }
+    }
+
     init(_ v: RuleValue) {
-        switch v {
-        case .bool(let b): self = .bool(b)
-        case .null: self = .value("null")
-        // NaN and the infinities are no JSON numbers: their JavaScript text, as a string.
-        case .number(let n): self = .value(n.isFinite ? JSONWriter.format(n) : JSONWriter.string(.string(Evaluator.numberText(n))))
-        case .string(let s): self = .value(JSONWriter.string(.string(s)))
-        case .object(let node): self = .value(JSONWriter.string(node))
-        case .opaque: self = .value("\"object\"")
-        case .snapshot(let snap): self = .value(JSONWriter.string(.string("snapshot " + snap.path.description)))
+        if case .bool(let b) = v { self = .bool(b) } else { self = .value(Value(value: v)) }
+    }
+
+    public var description: String {
+        switch self {
+        case .bool(let b): return "bool(\(b))"
+        case .value(let v): return "value(\(String(reflecting: v.json)))"
+        case .error: return "error"
         }
     }
 }

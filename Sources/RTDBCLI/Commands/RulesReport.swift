@@ -9,7 +9,7 @@ enum RulesReport {
     static func outcome(_ o: Outcome?) -> String {
         switch o {
         case .bool(let b)?: return "\"value\":\(b)"
-        case .value(let json)?: return "\"value\":\(json)"
+        case .value(let v)?: return "\"value\":\(v.json)"
         case .error?, nil: return "\"error\":true"
         }
     }
@@ -43,7 +43,7 @@ enum RulesReport {
     static func valueText(_ o: Outcome?) -> String {
         switch o {
         case .bool(let b)?: return String(b)
-        case .value(let json)?: return json
+        case .value(let v)?: return v.json
         case .error?, nil: return "error"
         }
     }
