@@ -151,3 +151,28 @@ import Testing
         #expect(r.lines.last == "1000 passed, 0 failed")
     }
 }
+
+extension RulesSimulateTests {
+    @Test func simulateAgainstAServerReadsItsRulesAndDataWithTheCallersCredential() throws {
+        let s = Sandbox()
+        s.seed("/posts/p1", #"{"author":"alice"}"#)
+        let rules = s.write("rules.json", Self.rules)
+        let server = try #require(ServeProcess(s, ["--rules", rules]))
+        let url = server.url + "?ns=sim"
+        // The server's data: written through it, as the namespace's.
+        #expect(curl(s, ["-X", "PUT", "-H", "Authorization: Bearer owner", "-d", #"{"author":"alice"}"#,
+                         server.url + "/posts/p2.json?ns=sim"]).code == "200")
+        let denied = s.rtdb("rules", "simulate", "--url", url, "--auth", "owner", "--uid", "bob", "set", "/posts/p2/title", #""x""#)
+        #expect(denied.status == 4, "\(denied)")
+        #expect((Self.object(denied.stdout)?["decided_by"] as? [String: Any])?["rule"] as? String == "rules/posts/$post/.write")
+        let allowed = s.rtdb("rules", "simulate", "--url", url, "--auth", "owner", "--uid", "alice", "set", "/posts/p2/title", #""x""#)
+        #expect(allowed.status == 0, "\(allowed)")
+        #expect(curl(s, ["-H", "Authorization: Bearer owner", server.url + "/posts/p2.json?ns=sim"]).body == #"{"author":"alice"}"#)
+        // Reading the rules needs the admin: with a secret set, another credential is refused.
+        let guarded = try #require(ServeProcess(s, ["--rules", rules, "--secret", "sim-secret-0123456789"], name: "guarded"))
+        let refused = s.rtdb("rules", "simulate", "--url", guarded.url, "--auth", "not-the-secret", "--uid", "alice", "read", "/posts")
+        #expect(refused.status == 4 && refused.stdout.isEmpty, "\(refused)")
+        let admitted = s.rtdb("rules", "simulate", "--url", guarded.url, "--auth", "sim-secret-0123456789", "--uid", "alice", "read", "/public")
+        #expect(admitted.status == 4 && Self.object(admitted.stdout)?["allowed"] as? Bool == false, "\(admitted)")
+    }
+}

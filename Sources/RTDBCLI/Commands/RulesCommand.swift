@@ -3,7 +3,7 @@ import RTDBRules
 
 enum RulesCommand {
     static let rulesFile = Valued<String>("--rules", value: "FILE", kind: .file,
-        "simulate and test: the rules file (simulate's default: the rules stored with the target's data)")
+        "simulate and test: the rules file (simulate's default: the target's rules, stored with its data or the server's)")
     static let claims = Valued<String>("--claims", value: "JSON", kind: .text,
         "simulate: the request is signed in with these token claims (auth in the rules), a JSON object")
     static let uid = Valued<String>("--uid", value: "ID", kind: .text,

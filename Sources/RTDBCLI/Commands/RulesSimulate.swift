@@ -1,6 +1,7 @@
 import Foundation
 import RTDBCore
 import RTDBEngine
+import RTDBRemote
 import RTDBRules
 import RTDBServer
 
@@ -62,14 +63,25 @@ enum RulesSimulate {
         }
     }
 
-    /// `--rules FILE`, else the rules stored with the embedded file's data; with the text.
+    /// `--rules FILE`, else the target's: the server's for a remote database, those stored with
+    /// the data for the embedded file; with the text.
     static func rules(_ inv: Invocation, _ db: Database) throws -> (RuleSet, String) {
         if let file = try inv.value(RulesCommand.rulesFile) {
             let set = try RulesCommand.load(file)
             return (set, set.source)
         }
+        if let remote = db.capability(RemoteDatabase.self) {
+            // The rules in force on the server, read with the caller's credential (only an
+            // admin may read them, as the console's playground needs the project's owner).
+            let r = try remote.request("GET", Path(validatedKeys: [".settings", "rules"]), idempotent: true)
+            guard r.status == 200 else { throw remote.failure(for: r, what: "a read of /.settings/rules.json").error }
+            guard let text = String(validating: r.body, as: UTF8.self) else {
+                throw RTDBError(.invalidData, "the server's rules are not UTF-8 text")
+            }
+            return (try RulesCommand.load(text: text, name: "/.settings/rules.json"), text)
+        }
         guard let embedded = db.capability(EmbeddedDatabase.self) else {
-            throw inv.usageError("rules simulate: give the rules with --rules FILE (a remote database's rules are not read)")
+            throw inv.usageError("rules simulate: give the rules with --rules FILE (this target's rules cannot be read)")
         }
         guard let text = try embedded.storedRules() else {
             throw inv.usageError("rules simulate: the database file has no stored rules; give them with --rules FILE")
