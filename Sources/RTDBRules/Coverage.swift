@@ -1,9 +1,10 @@
 import RTDBCore
 import Synchronization
 
-/// How often each rule and subexpression of one rules document was evaluated, and what it gave:
-/// an observer that only counts. Counters are atomics, so the checks of many threads count
-/// into one report without a lock.
+/// How often each rule and subexpression was evaluated, and what it gave: the observer that
+/// only counts. It keeps nothing: each loaded rule carries its counters, so the counts are
+/// those of one rules set, and rules put anew start from zero. Counters are atomics, so the
+/// checks of many threads count into them without a lock.
 public final class Coverage: RulesObserver, Sendable {
     /// The counts of one rule or subexpression.
     public struct Counts: Sendable, Equatable {

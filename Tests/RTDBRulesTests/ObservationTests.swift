@@ -123,3 +123,29 @@ extension ObservationTests {
         #expect(read.expressions.last?.range.end == Position(line: 1, column: 64))
     }
 }
+
+import Foundation
+
+extension ObservationTests {
+    @Test("coverage counts every evaluation of each rule and subexpression, exactly, from many threads at once; a reset starts again")
+    func coverage() throws {
+        let rules = try RuleSet(Self.users)
+        let write = try #require(rules.rules.first { $0.kind == .write })
+        DispatchQueue.concurrentPerform(iterations: 400) { i in
+            let data = RuleData(read: { _ in .null })
+            data.setWrites([(Path(validatedKeys: ["users", "alice"]), .object([Node.Entry("name", .string("A"))]))])
+            _ = rules.canWrite(principal: i % 4 == 0 ? .anonymous : Self.alice(), now: 0, data: data, observer: Coverage.counter)
+        }
+        #expect(rules.counts(write) == Coverage.Counts(evaluations: 400, trueCount: 300, falseCount: 100, errors: 0))
+        // `auth.uid === $uid` ran only where `auth != null` held.
+        #expect(rules.counts(write, 5) == Coverage.Counts(evaluations: 300, trueCount: 300, falseCount: 0, errors: 0))
+        // Values that are not booleans count as evaluations only (the first `auth`, then the
+        // one in `auth.uid`).
+        #expect(rules.counts(write, 0) == Coverage.Counts(evaluations: 400, trueCount: 0, falseCount: 0, errors: 0))
+        #expect(rules.counts(write, 2) == Coverage.Counts(evaluations: 300, trueCount: 0, falseCount: 0, errors: 0))
+        rules.resetCounts()
+        #expect(rules.counts(write) == Coverage.Counts())
+        // Another set of the same text counts on its own.
+        #expect(try RuleSet(Self.users).counts(try #require(RuleSet(Self.users).rules.first)) == Coverage.Counts())
+    }
+}
