@@ -14,32 +14,35 @@ public final class Coverage: RulesObserver, Sendable {
         public var errors = 0
     }
 
+    /// One atomic add per count: the evaluations are the sum of the four outcomes, so the
+    /// threads of a server contend for one counter per evaluation, not two.
     final class Counter: Sendable {
-        let evaluations = Atomic<Int>(0)
         let trues = Atomic<Int>(0)
         let falses = Atomic<Int>(0)
         let errors = Atomic<Int>(0)
+        /// Values other than booleans.
+        let others = Atomic<Int>(0)
 
         func count(_ outcome: Outcome) {
-            evaluations.add(1, ordering: .relaxed)
             switch outcome {
             case .bool(true): trues.add(1, ordering: .relaxed)
             case .bool(false): falses.add(1, ordering: .relaxed)
             case .error: errors.add(1, ordering: .relaxed)
-            case .value: break
+            case .value: others.add(1, ordering: .relaxed)
             }
         }
 
         var counts: Counts {
-            Counts(evaluations: evaluations.load(ordering: .relaxed), trueCount: trues.load(ordering: .relaxed),
-                   falseCount: falses.load(ordering: .relaxed), errors: errors.load(ordering: .relaxed))
+            let t = trues.load(ordering: .relaxed), f = falses.load(ordering: .relaxed)
+            let e = errors.load(ordering: .relaxed), o = others.load(ordering: .relaxed)
+            return Counts(evaluations: t + f + e + o, trueCount: t, falseCount: f, errors: e)
         }
 
         func reset() {
-            evaluations.store(0, ordering: .relaxed)
             trues.store(0, ordering: .relaxed)
             falses.store(0, ordering: .relaxed)
             errors.store(0, ordering: .relaxed)
+            others.store(0, ordering: .relaxed)
         }
     }
 
@@ -49,6 +52,8 @@ public final class Coverage: RulesObserver, Sendable {
 
     private init() {}
 
+    /// Counting needs no location: none is joined for it.
+    public var observesLocations: Bool { false }
     public func begin(_ rule: RuleSet.Rule, at location: Path) {}
     public func enter(_ rule: RuleSet.Rule, _ expression: Int) {}
     public func leave(_ rule: RuleSet.Rule, _ expression: Int, _ outcome: Outcome) {

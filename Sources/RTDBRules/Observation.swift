@@ -75,12 +75,18 @@ public protocol RulesObserver: AnyObject {
     func leave(_ rule: RuleSet.Rule, _ expression: Int, _ outcome: Outcome)
     /// `rule` gave `outcome` (anything but `true` denies).
     func end(_ rule: RuleSet.Rule, _ outcome: Outcome)
+    /// Whether `begin` needs the location (false: it is given the root, and no path is made).
+    var observesLocations: Bool { get }
+}
+
+extension RulesObserver {
+    public var observesLocations: Bool { true }
 }
 
 extension Evaluator {
     /// Evaluates `rule` reporting to `observer`: its marked code, every mark a report.
     static func observed(_ rule: RuleSet.Rule, _ scope: consuming Scope, _ observer: RulesObserver) -> Bool {
-        let location = scope.key.map { scope.base.appending($0) } ?? scope.base
+        let location = observer.observesLocations ? scope.key.map { scope.base.appending($0) } ?? scope.base : Path.root
         observer.begin(rule, at: location)
         var e = Evaluator(scope: scope)
         e.observer = observer
