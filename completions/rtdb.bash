@@ -11,7 +11,7 @@ _rtdb_commands="get set update push remove query increment tx watch session on-d
 _rtdb_global_options="--db --url --auth --access-token --credentials --cacert --timeout --persist --cache --offline --online --cache-size --connect-timeout --auth-command --pretty --quiet -q --verbose -v --help -h --version"
 _rtdb_query_options="--order-by-key --order-by-value --order-by-child --order-by-priority --start-at --start-after --end-at --end-before --equal-to --start-key --end-key --limit-to-first --limit-to-last"
 # Options that take a value (the next word, or after `=`).
-_rtdb_value_options="--db --url --auth --access-token --credentials --cacert --timeout --cache --cache-size --connect-timeout --auth-command --order-by-child --start-at --start-after --end-at --end-before --equal-to --start-key --end-key --limit-to-first --limit-to-last --string -s --file --max-retries --command-timeout --wait --count --exec-fail --host --port --data-dir --secret --secret-file --max-connections --idle-timeout --max-response-bytes --max-write-bytes --write-size-limit --max-body-bytes-in-flight --max-listens --chunk-size --rules --project-id --jwks --tls-cert --tls-key --on-disconnect-set --on-disconnect-update --on-disconnect-remove --on-connect-set --presence --last-online --events --transport --session"
+_rtdb_value_options="--db --url --auth --access-token --credentials --cacert --timeout --cache --cache-size --connect-timeout --auth-command --order-by-child --start-at --start-after --end-at --end-before --equal-to --start-key --end-key --limit-to-first --limit-to-last --string -s --file --max-retries --command-timeout --wait --count --exec-fail --host --port --data-dir --secret --secret-file --max-connections --idle-timeout --max-response-bytes --max-write-bytes --write-size-limit --max-body-bytes-in-flight --max-listens --chunk-size --rules --claims --uid --coverage --project-id --jwks --tls-cert --tls-key --on-disconnect-set --on-disconnect-update --on-disconnect-remove --on-connect-set --presence --last-online --events --transport --session"
 # Options that take two words: PATH VALUE.
 _rtdb_pair_options="--on-disconnect-set --on-disconnect-update --on-connect-set"
 
@@ -32,6 +32,7 @@ _rtdb_command_options() {
         cache) echo "--vacuum --all" ;;
         session) echo "--on-disconnect-set --on-disconnect-update --on-disconnect-remove --on-connect-set --presence --last-online --events --client-side --transport" ;;
         on-disconnect) echo "--session --string -s --file --server-timestamp" ;;
+        rules) echo "--rules --claims --uid --coverage" ;;
         serve) echo "--host --port --data-dir --secret --secret-file --insecure --rules --project-id --jwks --strict-indexes --tls-cert --tls-key --log --no-ui --max-connections --idle-timeout --max-response-bytes --max-write-bytes --write-size-limit --max-body-bytes-in-flight --max-listens" ;;
     esac
 }
@@ -96,7 +97,7 @@ _rtdb() {
     [[ $prog == "~/"* ]] && prog=$HOME/${prog:2}
     [[ $prog == */* && -x $prog ]] || prog=rtdb
 
-    local cmd="" db="" expect="" w i npos=0 dashdash=0 ddn=0
+    local cmd="" db="" expect="" first="" w i npos=0 dashdash=0 ddn=0
     for ((i = 1; i < cword; i++)); do
         w=${words[i]}
         if [[ -n $expect ]]; then
@@ -118,6 +119,8 @@ _rtdb() {
         elif [[ -z $cmd ]]; then
             cmd=$w
         else
+            # The first argument: a command's ACTION, which decides what the others are.
+            ((npos == 0)) && first=$w
             ((++npos))
         fi
     done
@@ -125,7 +128,7 @@ _rtdb() {
 
     if [[ -n $expect ]]; then
         case $expect in
-            --db | --file | --rules | --jwks | --credentials | --cacert | --cache | --tls-cert | --tls-key | --secret-file) _rtdb_files "$cur" ;;
+            --db | --file | --rules | --coverage | --jwks | --credentials | --cacert | --cache | --tls-cert | --tls-key | --secret-file) _rtdb_files "$cur" ;;
             --data-dir) COMPREPLY=($(compgen -d -- "$cur")) ;;
             --exec-fail) COMPREPLY=($(compgen -W "continue stop" -- "$cur")) ;;
             --transport) COMPREPLY=($(compgen -W "realtime rest" -- "$cur")) ;;
@@ -158,7 +161,11 @@ _rtdb() {
         if ((npos == 0)); then COMPREPLY=($(compgen -W "set update remove cancel" -- "$cur"))
         elif ((npos == 1)); then _rtdb_paths "$db" "$cur" "$prog"; fi
     elif [[ $cmd == rules ]]; then
-        if ((npos == 0)); then COMPREPLY=($(compgen -W "check" -- "$cur")); else _rtdb_files "$cur"; fi
+        if ((npos == 0)); then COMPREPLY=($(compgen -W "check simulate test" -- "$cur"))
+        elif [[ $first == simulate ]]; then
+            if ((npos == 1)); then COMPREPLY=($(compgen -W "read set update remove" -- "$cur"))
+            elif ((npos == 2)); then _rtdb_paths "$db" "$cur" "$prog"; fi
+        else _rtdb_files "$cur"; fi
     elif [[ $cmd == queue ]]; then
         ((npos == 0)) && COMPREPLY=($(compgen -W "drop clear" -- "$cur"))
     elif [[ $cmd == sync ]]; then

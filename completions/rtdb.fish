@@ -21,7 +21,7 @@ function __rtdb_scan
         --cache --cache-size --connect-timeout --auth-command \
         --start-at --start-after --end-at --end-before --equal-to --start-key --end-key \
         --limit-to-first --limit-to-last --string -s --file --max-retries --command-timeout --wait --count --exec-fail \
-        --host --port --data-dir --secret --secret-file --max-connections --idle-timeout --max-response-bytes --max-write-bytes --write-size-limit --max-body-bytes-in-flight --max-listens --chunk-size --rules --project-id --jwks --tls-cert --tls-key \
+        --host --port --data-dir --secret --secret-file --max-connections --idle-timeout --max-response-bytes --max-write-bytes --write-size-limit --max-body-bytes-in-flight --max-listens --chunk-size --rules --claims --uid --coverage --project-id --jwks --tls-cert --tls-key \
         --on-disconnect-set --on-disconnect-update --on-disconnect-remove --on-connect-set --presence --last-online --events --transport \
         --session
     # Options that take two words: PATH VALUE.
@@ -136,7 +136,7 @@ complete -c rtdb -n __rtdb_needs_command -a keep -d 'keep a location or query of
 complete -c rtdb -n __rtdb_needs_command -a cache -d 'show, list, purge or clear an offline cache'
 complete -c rtdb -n __rtdb_needs_command -a index -d 'add, remove or list the indexes queries use'
 complete -c rtdb -n __rtdb_needs_command -a serve -d 'serve the database over Firebase REST and streaming'
-complete -c rtdb -n __rtdb_needs_command -a rules -d 'check a security rules file'
+complete -c rtdb -n __rtdb_needs_command -a rules -d 'check, simulate or test security rules'
 complete -c rtdb -n __rtdb_needs_command -a help -d 'show help for rtdb or one command'
 complete -c rtdb -n __rtdb_wants_command_name -a 'get set update push remove query increment tx watch session on-disconnect queue sync keep cache index serve rules help options guide'
 
@@ -231,8 +231,16 @@ complete -c rtdb -n '__rtdb_using cache' -l all -d 'clear: also drop the queued 
 complete -c rtdb -n '__rtdb_using index; and not __fish_seen_subcommand_from add remove list' -a 'add remove list' -d 'index action'
 
 # rules
-complete -c rtdb -n '__rtdb_using rules; and not __fish_seen_subcommand_from check' -a check -d 'check a rules file'
-complete -c rtdb -n '__rtdb_using rules; and __fish_seen_subcommand_from check' -F
+complete -c rtdb -n '__rtdb_using rules; and not __fish_seen_subcommand_from check simulate test' -a check -d 'check a rules file'
+complete -c rtdb -n '__rtdb_using rules; and not __fish_seen_subcommand_from check simulate test' -a simulate -d 'decide one request against rules'
+complete -c rtdb -n '__rtdb_using rules; and not __fish_seen_subcommand_from check simulate test' -a test -d 'run a file of rules test cases'
+complete -c rtdb -n '__rtdb_using rules; and __fish_seen_subcommand_from check test' -F
+complete -c rtdb -n '__rtdb_using rules; and __fish_seen_subcommand_from simulate; and test $__rtdb_npos = 1' -a 'read set update remove'
+complete -c rtdb -n '__rtdb_using rules; and __fish_seen_subcommand_from simulate; and test $__rtdb_npos = 2' -a '(__rtdb_paths)'
+complete -c rtdb -n '__rtdb_using rules' -l rules -r -F -d 'simulate and test: the rules file'
+complete -c rtdb -n '__rtdb_using rules' -l claims -x -d 'simulate: the token claims of the request (JSON)'
+complete -c rtdb -n '__rtdb_using rules' -l uid -x -d 'simulate: signed in as this user'
+complete -c rtdb -n '__rtdb_using rules' -l coverage -r -F -d 'test: write the coverage report to FILE'
 complete -c rtdb -n '__rtdb_using serve' -l tls-cert -r -F -d 'serve https with this PEM certificate'
 complete -c rtdb -n '__rtdb_using serve' -l tls-key -r -F -d 'the PEM private key of --tls-cert'
 complete -c rtdb -n '__rtdb_using serve' -l log -d 'one JSON line per request on stderr'

@@ -17,15 +17,17 @@ public enum Principal: Sendable {
 extension RuleSet {
     /// Whether a read is allowed: a `.read` that holds at the location or any ancestor grants
     /// the whole subtree; nothing below the location grants it.
-    public func canRead(_ path: Path, principal: Principal, query: RuleQuery = RuleQuery(), now: Int64, data: RuleData) -> Bool {
+    /// `observer`, when given, is told about every rule and subexpression evaluated.
+    public func canRead(_ path: Path, principal: Principal, query: RuleQuery = RuleQuery(), now: Int64, data: RuleData,
+                        observer: RulesObserver? = nil) -> Bool {
         if case .admin = principal { return true }
-        let context = RuleContext(principal: principal, now: now, data: data, query: query)
+        let context = RuleContext(principal: principal, now: now, data: data, query: query, observer: observer)
         var node = root
         var wild: [String] = []
         var depth = 0
         while true {
             if let rule = node.read,
-               Evaluator.allows(rule.code, Scope(context: context, location: RuleSet.prefix(path, depth), wildcards: wild)) {
+               Evaluator.allows(rule, Scope(context: context, location: RuleSet.prefix(path, depth), wildcards: wild)) {
                 return true
             }
             guard depth < path.count else { return false }
@@ -41,9 +43,9 @@ extension RuleSet {
     /// data (its writes set as the new tree): each write needs a `.write` grant at or above its
     /// path, and every `.validate` on the chain and in the written subtree must hold where the
     /// new data is not null. All or nothing.
-    public func canWrite(principal: Principal, now: Int64, data: RuleData) -> Bool {
+    public func canWrite(principal: Principal, now: Int64, data: RuleData, observer: RulesObserver? = nil) -> Bool {
         if case .admin = principal { return true }
-        let context = RuleContext(principal: principal, now: now, data: data)
+        let context = RuleContext(principal: principal, now: now, data: data, observer: observer)
         for w in data.writes where !canWrite(w.path, w.value, context) { return false }
         return true
     }
@@ -64,7 +66,7 @@ extension RuleSet {
             if !granted, let rule = n.write {
                 let scope = Scope(context: context, location: RuleSet.prefix(path, depth), wildcards: wild,
                                   newValue: depth == path.count && context.handsDown ? .known(written) : .unknown)
-                granted = Evaluator.allows(rule.code, consume scope)
+                granted = Evaluator.allows(rule, consume scope)
             }
             if let rule = n.validate {
                 if !granted {
@@ -98,7 +100,7 @@ extension RuleSet {
         guard let value = atWrite ? written : try? context.data.after(location, priorities: false) else { return false }
         if value.isNull { return true }
         let scope = Scope(context: context, location: location, wildcards: wild, newValue: atWrite ? .known(value) : .unknown)
-        return Evaluator.allows(rule.code, consume scope)
+        return Evaluator.allows(rule, consume scope)
     }
 
     private func validateBelow(_ node: TreeNode, _ value: Node, _ location: Path, _ wild: [String],
@@ -112,7 +114,7 @@ extension RuleSet {
             if let rule = child.validate {
                 let scope = Scope(context: context, location: location, key: entry.key, wildcards: w,
                                   newValue: context.handsDown ? .known(entry.node) : .unknown)
-                if !Evaluator.allows(rule.code, consume scope) { return false }
+                if !Evaluator.allows(rule, consume scope) { return false }
             }
             if !child.isLeaf && !validateBelow(child, entry.node, location.appending(entry.key), w, context) { return false }
         }

@@ -67,6 +67,9 @@ indirect enum Code: Sendable {
     /// Some operand true, evaluated in order up to the first true one: a whole `||` chain.
     case or([Code])
     case conditional(Code, Code, Code)
+    /// Subexpression `Int` of the rule (`RuleSet.Rule.expressions`), reported to an observer.
+    /// Only in a rule's `traced` code: the code checks run unobserved has none.
+    case mark(Int, Code)
 }
 
 /// A binary operator other than `&&` and `||`, as a step of a `Code.fold`.
@@ -77,7 +80,7 @@ enum Operation: Sendable {
 }
 
 /// Which rule an expression belongs to: reads cannot see `newData`.
-enum RuleKind: String {
+public enum RuleKind: String, Sendable {
     case read = ".read", write = ".write", validate = ".validate"
 }
 
@@ -87,6 +90,8 @@ struct Compiler {
     let kind: RuleKind
     /// `$` variables bound at or above the rule's node, outermost first.
     let wildcards: [String]
+    /// Where marked code records its subexpressions; nil: no marks.
+    var marks: MarkTable? = nil
 
     func compileRule(_ s: Syntax) throws -> Code {
         let (code, type) = try compile(s)
@@ -97,6 +102,7 @@ struct Compiler {
     /// One node: a dispatch to the function for its kind, so the frame that recurses once per
     /// level of the tree stays small (`Nesting.expressionLimit` counts on it).
     func compile(_ s: Syntax) throws -> (Code, StaticType) {
+        let compiled: (Code, StaticType)
         switch s.kind {
         case .number(let v): return (.constant(.number(v)), .number)
         case .string(let v): return (.constant(.string(v)), .string)
@@ -107,20 +113,22 @@ struct Compiler {
         case .array:
             throw ExpressionError(s.offset, "An array may only be the argument of hasChildren().")
         case .identifier(let name):
-            return try identifier(name, s.offset)
+            compiled = try identifier(name, s.offset)
         case .member(let base, let name):
-            return try member(base, name, s.offset)
+            compiled = try member(base, name, s.offset)
         case .index(let base, let index):
-            return try computedIndex(base, index, s.offset)
+            compiled = try computedIndex(base, index, s.offset)
         case .call(let callee, let args):
-            return try call(callee, args, s.offset)
+            compiled = try call(callee, args, s.offset)
         case .unary(let op, let operand):
-            return try unary(op, operand, s.offset)
+            compiled = try unary(op, operand, s.offset)
         case .chain(let first, let links):
-            return try chain(first, links)
+            compiled = try chain(first, links)
         case .ternary(let c, let a, let b):
-            return try ternary(c, a, b)
+            compiled = try ternary(c, a, b)
         }
+        guard let marks else { return compiled }
+        return (marks.mark(compiled.0, s), compiled.1)
     }
 
     func computedIndex(_ base: Syntax, _ index: Syntax, _ offset: Int) throws -> (Code, StaticType) {

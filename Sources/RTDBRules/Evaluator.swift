@@ -8,6 +8,9 @@ struct Evaluator {
     static let maxSteps = 100_000
     /// The rule's location, once joined.
     private var joined: Path? = nil
+    /// Told about each marked subexpression of `rule` (set only when evaluating traced code).
+    var observer: RulesObserver? = nil
+    var rule: RuleSet.Rule? = nil
 
     init(scope: consuming Scope) {
         self.scope = scope
@@ -19,6 +22,13 @@ struct Evaluator {
         let path = scope.key.map { scope.base.appending($0) } ?? scope.base
         joined = path
         return path
+    }
+
+    /// Whether `rule` holds in `scope`: its plain code, or its traced code told to the check's
+    /// observer when it has one.
+    static func allows(_ rule: RuleSet.Rule, _ scope: consuming Scope) -> Bool {
+        if let observer = scope.context.observer { return observed(rule, scope, observer) }
+        return allows(rule.code, scope)
     }
 
     static func allows(_ code: Code, _ scope: consuming Scope) -> Bool {
@@ -70,6 +80,7 @@ struct Evaluator {
         case .conditional(let c, let a, let b):
             guard case .bool(let cond) = try eval(c) else { throw RuleFailure() }
             return try eval(cond ? a : b)
+        case .mark(let id, let inner): return try mark(id, inner)
         }
     }
 

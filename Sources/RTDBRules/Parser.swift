@@ -30,10 +30,14 @@ struct Parser {
     }
 
     /// A node whose tree is `height` levels tall, refused past the limit at its own token.
-    func node(_ kind: Syntax.Kind, _ offset: Int, height: Int) throws -> Syntax {
+    /// Its text is `start..<end`.
+    func node(_ kind: Syntax.Kind, _ offset: Int, height: Int, _ start: Int, _ end: Int) throws -> Syntax {
         guard height <= Nesting.expressionLimit else { throw ExpressionError(offset, Nesting.expressionTooDeep) }
-        return Syntax(kind: kind, offset: offset, height: height)
+        return Syntax(kind: kind, offset: offset, height: height, start: start, end: end)
     }
+
+    /// The end of the token read last.
+    var consumedEnd: Int { k > 0 ? tokens[min(k, tokens.count) - 1].end : 0 }
 
     mutating func conditional() throws -> Syntax {
         let c = try binary()
@@ -44,7 +48,7 @@ struct Parser {
         let colon = current.offset
         try expect(":")
         let b = try nested(at: colon)
-        return try node(.ternary(c, a, b), c.offset, height: max(c.height, a.height, b.height) + 1)
+        return try node(.ternary(c, a, b), c.offset, height: max(c.height, a.height, b.height) + 1, c.start, b.end)
     }
 
     /// An expression one level further in (in brackets, an argument, a branch of `?:`), refused
@@ -117,7 +121,7 @@ struct Parser {
         links.append(Syntax.Link(op: open.op, offset: open.at, operand: last))
         var height = open.first.height
         for link in links { height = max(height, link.operand.height) }
-        return try node(.chain(open.first, links), open.at, height: height + 1)
+        return try node(.chain(open.first, links), open.at, height: height + 1, open.first.start, last.end)
     }
 
     /// Prefix operators, read by a loop, then applied innermost first.
@@ -128,7 +132,7 @@ struct Parser {
             k += 1
         }
         var e = try postfix()
-        for p in prefixes.reversed() { e = try node(.unary(p.op, e), p.at, height: e.height + 1) }
+        for p in prefixes.reversed() { e = try node(.unary(p.op, e), p.at, height: e.height + 1, p.at, e.end) }
         return e
     }
 
@@ -155,7 +159,7 @@ struct Parser {
         guard case .identifier(let name) = current.kind else { throw ExpressionError(current.offset, "Parse error.") }
         let at = current.offset
         k += 1
-        return try node(.member(base, name), at, height: base.height + 1)
+        return try node(.member(base, name), at, height: base.height + 1, base.start, consumedEnd)
     }
 
     mutating func index(_ base: Syntax) throws -> Syntax {
@@ -163,7 +167,7 @@ struct Parser {
         k += 1
         let index = try nested(at: at)
         try expect("]")
-        return try node(.index(base, index), at, height: max(base.height, index.height) + 1)
+        return try node(.index(base, index), at, height: max(base.height, index.height) + 1, base.start, consumedEnd)
     }
 
     mutating func call(_ callee: Syntax) throws -> Syntax {
@@ -172,7 +176,7 @@ struct Parser {
         let args = try list(until: ")", openedAt: at)
         var height = callee.height
         for a in args { height = max(height, a.height) }
-        return try node(.call(callee, args), at, height: height + 1)
+        return try node(.call(callee, args), at, height: height + 1, callee.start, consumedEnd)
     }
 
     /// Comma-separated expressions up to and including `close`, opened at `offset`.
@@ -190,8 +194,11 @@ struct Parser {
         if isPunct("(") {
             let at = current.offset
             k += 1
-            let e = try nested(at: at)
+            var e = try nested(at: at)
             try expect(")")
+            // Its text takes the parentheses in: an enclosing expression's ends at the `)`.
+            e.start = at
+            e.end = consumedEnd
             return e
         }
         if isPunct("[") { return try array() }
@@ -204,25 +211,26 @@ struct Parser {
         let items = try list(until: "]", openedAt: at)
         var height = 0
         for i in items { height = max(height, i.height) }
-        return try node(.array(items), at, height: height + 1)
+        return try node(.array(items), at, height: height + 1, at, consumedEnd)
     }
 
     /// A literal or a name: the operands that nest nothing.
     mutating func literal() throws -> Syntax {
         let t = current
+        func leaf(_ kind: Syntax.Kind) -> Syntax { Syntax(kind: kind, offset: t.offset, start: t.offset, end: t.end) }
         switch t.kind {
-        case .number(let v): k += 1; return Syntax(kind: .number(v), offset: t.offset)
-        case .string(let s): k += 1; return Syntax(kind: .string(s), offset: t.offset)
-        case .regex(let body, let flags): k += 1; return Syntax(kind: .regex(body: body, flags: flags), offset: t.offset)
+        case .number(let v): k += 1; return leaf(.number(v))
+        case .string(let s): k += 1; return leaf(.string(s))
+        case .regex(let body, let flags): k += 1; return leaf(.regex(body: body, flags: flags))
         case .identifier(let name):
             k += 1
             switch name {
-            case "true": return Syntax(kind: .bool(true), offset: t.offset)
-            case "false": return Syntax(kind: .bool(false), offset: t.offset)
-            case "null": return Syntax(kind: .null, offset: t.offset)
+            case "true": return leaf(.bool(true))
+            case "false": return leaf(.bool(false))
+            case "null": return leaf(.null)
             case "var", "let", "const", "new", "typeof", "in", "instanceof", "function", "this", "delete", "void":
                 throw ExpressionError(t.offset, "Parse error.")
-            default: return Syntax(kind: .identifier(name), offset: t.offset)
+            default: return leaf(.identifier(name))
             }
         default:
             throw ExpressionError(t.offset, "Parse error.")

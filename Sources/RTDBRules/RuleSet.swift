@@ -5,12 +5,35 @@ import RTDBCore
 /// with its line and column in the file. Immutable once loaded, so one instance is shared by
 /// every thread that checks requests.
 public final class RuleSet: Sendable {
-    final class Rule: Sendable {
+    /// One `.read`, `.write` or `.validate` of the document.
+    public final class Rule: Sendable {
+        /// What checks evaluate.
         let code: Code
-        let text: String
-        init(code: Code, text: String) {
+        /// The same with each reported subexpression marked: what an observed check evaluates.
+        let traced: Code
+        /// The expression as written (`true`/`false` for a boolean).
+        public let text: String
+        public let kind: RuleKind
+        /// Its place in the rules: `rules/users/$uid/.write`.
+        public let label: String
+        /// Where the expression lies in the file (a boolean's literal; a string's text
+        /// inside its quotes).
+        public let range: SourceRange
+        /// The subexpressions an observer is told about, by the index it is told.
+        public let expressions: [RuleExpression]
+        /// What `Coverage.counter` counts for it.
+        let counters: RuleCounters
+
+        init(code: Code, traced: Code, text: String, kind: RuleKind, label: String, range: SourceRange,
+             expressions: [RuleExpression] = []) {
             self.code = code
+            self.kind = kind
+            self.traced = traced
             self.text = text
+            self.label = label
+            self.range = range
+            self.expressions = expressions
+            counters = RuleCounters(expressions: expressions.count)
         }
     }
 
@@ -91,7 +114,7 @@ public final class RuleSet: Sendable {
         for m in members {
             if m.key.text == "rules" {
                 if tree != nil { problems.append(RulesProblem(m.key.position, "Duplicate 'rules' property.")); continue }
-                tree = RuleSet.load(m.value, wildcards: [], problems: &problems)
+                tree = RuleSet.load(m.value, path: [], wildcards: [], problems: &problems)
             } else {
                 problems.append(RulesProblem(m.key.position, "Unexpected top-level property '\(Limits.cut(m.key.text))': only 'rules' is allowed."))
             }
@@ -104,7 +127,8 @@ public final class RuleSet: Sendable {
         root = tree
     }
 
-    static func load(_ value: RulesJSON, wildcards: [String], problems: inout [RulesProblem]) -> TreeNode {
+    /// The rule node `value` at `path` (its keys in the rules, wildcards as `$name`).
+    static func load(_ value: RulesJSON, path: [String], wildcards: [String], problems: inout [RulesProblem]) -> TreeNode {
         guard case .object(let members, _) = value else {
             problems.append(RulesProblem(value.position, "Rules must be an object."))
             return TreeNode()
@@ -123,7 +147,8 @@ public final class RuleSet: Sendable {
             switch key {
             case ".read", ".write", ".validate":
                 let kind = RuleKind(rawValue: key) ?? .read
-                guard let rule = compileRule(m.value, kind: kind, wildcards: wildcards, problems: &problems) else { continue }
+                guard let rule = compileRule(m.value, kind: kind, label: ((["rules"] + path + [key]).joined(separator: "/")),
+                                              wildcards: wildcards, problems: &problems) else { continue }
                 switch kind {
                 case .read: node.read = rule
                 case .write: node.write = rule
@@ -144,13 +169,13 @@ public final class RuleSet: Sendable {
                     } else if wildcards.contains(where: { KeyOrder.same($0, name) }) {
                         problems.append(RulesProblem(m.key.position, "Wildcard '\(Limits.cut(key))' is already bound above this location."))
                     } else {
-                        node.wildcard = (name, load(m.value, wildcards: wildcards + [name], problems: &problems))
+                        node.wildcard = (name, load(m.value, path: path + [key], wildcards: wildcards + [name], problems: &problems))
                     }
                 } else if Limits.keyProblem(key) != nil {
                     problems.append(RulesProblem(m.key.position,
                         "Key names can't contain \".\", \"#\", \"$\", \"/\", \"[\", or \"]\" (unbound names start with \"$\"): '\(Limits.cut(key))'."))
                 } else {
-                    node.children.append((key, load(m.value, wildcards: wildcards, problems: &problems)))
+                    node.children.append((key, load(m.value, path: path + [key], wildcards: wildcards, problems: &problems)))
                 }
             }
         }
@@ -158,11 +183,13 @@ public final class RuleSet: Sendable {
                         children: node.children, wildcard: node.wildcard)
     }
 
-    static func compileRule(_ value: RulesJSON, kind: RuleKind, wildcards: [String],
+    static func compileRule(_ value: RulesJSON, kind: RuleKind, label: String, wildcards: [String],
                             problems: inout [RulesProblem]) -> Rule? {
         switch value {
-        case .bool(let b, _):
-            return Rule(code: .constant(.bool(b)), text: b ? "true" : "false")
+        case .bool(let b, let at):
+            let text = b ? "true" : "false"
+            let range = SourceRange(start: at, end: Position(line: at.line, column: at.column + text.count))
+            return Rule(code: .constant(.bool(b)), traced: .constant(.bool(b)), text: text, kind: kind, label: label, range: range)
         case .string(let s):
             if s.text.utf8.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }) {
                 problems.append(RulesProblem(s.position, "\(kind.rawValue) rule is empty."))
@@ -171,7 +198,15 @@ public final class RuleSet: Sendable {
             do {
                 let syntax = try Parser.parse(s.text)
                 let code = try Compiler(kind: kind, wildcards: wildcards).compileRule(syntax)
-                return Rule(code: code, text: s.text)
+                // Compiled again with marks: the same checks pass, so this cannot throw.
+                let marks = MarkTable()
+                let traced = try Compiler(kind: kind, wildcards: wildcards, marks: marks).compileRule(syntax)
+                let bytes = Array(s.text.utf8)
+                let expressions = marks.ranges.map {
+                    RuleExpression(range: s.range($0.start, $0.end), text: String(decoding: bytes[$0.start..<$0.end], as: UTF8.self))
+                }
+                return Rule(code: code, traced: traced, text: s.text, kind: kind, label: label, range: s.range(0, bytes.count),
+                            expressions: expressions)
             } catch let e as ExpressionError {
                 problems.append(RulesProblem(s.position(ofByte: e.offset), e.message))
             } catch {

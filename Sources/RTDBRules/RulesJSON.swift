@@ -37,12 +37,21 @@ public struct RulesString: Sendable {
     public var text: String
     public var position: Position
     var sources: [Position]
+    /// Where the closing quote is.
+    var closing: Position? = nil
 
     /// Where byte `offset` of the unescaped text came from (past the end: the closing quote).
     public func position(ofByte offset: Int) -> Position {
         if offset < sources.count { return sources[offset] }
         if let last = sources.last { return Position(line: last.line, column: last.column + 1) }
         return Position(line: position.line, column: position.column + 1)
+    }
+
+    /// Where the text from byte `start` up to byte `end` (exclusive) lies in the file: `end` is
+    /// the position just past its last character (an escape sequence counted whole).
+    func range(_ start: Int, _ end: Int) -> SourceRange {
+        let to = end < sources.count ? sources[end] : (closing ?? position(ofByte: end))
+        return SourceRange(start: position(ofByte: start), end: to)
     }
 }
 
@@ -240,7 +249,8 @@ struct RulesJSONReader {
             advance()
         }
         guard let text = String(validating: out, as: UTF8.self) else { throw RulesProblem(start, "Parse error.") }
-        return RulesString(text: text, position: start, sources: sources)
+        // `here` is past the closing quote, one column after it.
+        return RulesString(text: text, position: start, sources: sources, closing: Position(line: here.line, column: here.column - 1))
     }
 
     mutating func hex4() throws(RulesProblem) -> UInt32 {

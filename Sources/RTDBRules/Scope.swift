@@ -67,8 +67,11 @@ final class RuleContext {
     /// True when the new data at and below each write is that write's value, which the check
     /// hands down as it walks it (`RuleData.writesDisjoint`); else every location is looked up.
     let handsDown: Bool
+    /// Told about every rule the check evaluates; nil: evaluated unobserved.
+    let observer: RulesObserver?
 
-    init(principal: Principal, now: Int64, data: RuleData, query: RuleQuery = RuleQuery()) {
+    init(principal: Principal, now: Int64, data: RuleData, query: RuleQuery = RuleQuery(), observer: RulesObserver? = nil) {
+        self.observer = observer
         auth = principal.authValue
         self.now = Double(now)
         self.data = data

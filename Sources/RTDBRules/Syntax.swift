@@ -4,7 +4,9 @@ import RTDBCore
 /// name or type is checked. `offset` is the UTF-8 offset of the node's first token in the
 /// expression text (of a chain, its last operator's: where the left-nested tree the chain
 /// stands for has its root). `height` is how many levels the tree has below this node, which
-/// every walk of it recurses through (`Nesting.expressionLimit` bounds it).
+/// every walk of it recurses through (`Nesting.expressionLimit` bounds it). `start..<end` is
+/// the UTF-8 range of the whole node's text (a parenthesised operand's without its
+/// parentheses): where a trace or a coverage report marks it.
 struct Syntax {
     indirect enum Kind {
         case number(Double)
@@ -26,6 +28,8 @@ struct Syntax {
     var kind: Kind
     var offset: Int
     var height = 0
+    var start = 0
+    var end = 0
 
     /// One operator of a chain and the operand to its right.
     struct Link {
@@ -56,6 +60,8 @@ struct Token {
     }
     var kind: Kind
     var offset: Int
+    /// Just past the token's last byte.
+    var end = 0
 }
 
 /// Splits an expression into tokens. A `/` starts a regular expression literal where an operand
@@ -76,28 +82,31 @@ struct Lexer {
         var operandExpected = true
         while true {
             while i < b.count, b[i] == 0x20 || b[i] == 0x09 || b[i] == 0x0A || b[i] == 0x0D { i += 1 }
-            guard i < b.count else { out.append(Token(kind: .end, offset: i)); return out }
+            guard i < b.count else { out.append(Token(kind: .end, offset: i, end: i)); return out }
             let start = i
             let c = b[i]
             if isIdentStart(c) {
                 while i < b.count, isIdentPart(b[i]) { i += 1 }
                 let name = String(decoding: b[start..<i], as: UTF8.self)
-                out.append(Token(kind: .identifier(name), offset: start))
+                out.append(Token(kind: .identifier(name), offset: start, end: i))
                 operandExpected = false
                 continue
             }
             if isDigit(c) || (c == UInt8(ascii: ".") && i + 1 < b.count && isDigit(b[i + 1])) {
-                out.append(Token(kind: .number(try number()), offset: start))
+                let v = try number()
+                out.append(Token(kind: .number(v), offset: start, end: i))
                 operandExpected = false
                 continue
             }
             if c == UInt8(ascii: "'") || c == UInt8(ascii: "\"") {
-                out.append(Token(kind: .string(try string(quote: c)), offset: start))
+                let v = try string(quote: c)
+                out.append(Token(kind: .string(v), offset: start, end: i))
                 operandExpected = false
                 continue
             }
             if c == UInt8(ascii: "/") && operandExpected {
-                out.append(Token(kind: try regex(), offset: start))
+                let v = try regex()
+                out.append(Token(kind: v, offset: start, end: i))
                 operandExpected = false
                 continue
             }
@@ -108,7 +117,7 @@ struct Lexer {
             }
             // A lone `=` (assignment), `&`, `|`, `;`, `{`, `` ` `` and friends fall through here.
             i += p.utf8.count
-            out.append(Token(kind: .punct(p), offset: start))
+            out.append(Token(kind: .punct(p), offset: start, end: i))
             operandExpected = !(p == ")" || p == "]")
         }
     }

@@ -127,6 +127,9 @@ public final class RESTHandler {
         if rulesPath, case .rules = try RESTTarget(rawPath: request.rawPath) {
             return .response(try rulesEndpoint(request, method: method, namespace: namespace))
         }
+        if let page = RESTHandler.coveragePage(request.rawPath) {
+            return .response(try coverageEndpoint(request, method: method, namespace: namespace, page: page))
+        }
         let principal = try self.principal(request, namespace: namespace)
         let target = try RESTTarget(rawPath: request.rawPath)
         try checkParameters(request, method: method)

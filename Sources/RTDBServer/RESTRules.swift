@@ -246,26 +246,7 @@ extension RESTHandler {
 
     /// The `query` variable of a read, from the REST parameters.
     static func ruleQuery(_ request: HTTPRequest) -> RuleQuery {
-        var q = RuleQuery()
-        func value(_ name: String) -> Node? {
-            guard let text = request.queryValue(name) else { return nil }
-            if let v = try? JSONReader.parse(text) { return v }
-            return .string(text)
-        }
-        if case .string(let order)? = value("orderBy") {
-            q.orderByKey = order == "$key"
-            q.orderByValue = order == "$value"
-            q.orderByPriority = order == "$priority"
-            if !order.hasPrefix("$") {
-                q.orderByChild = order.split(separator: "/", omittingEmptySubsequences: true).joined(separator: "/")
-            }
-        }
-        q.startAt = value("startAt")
-        q.endAt = value("endAt")
-        q.equalTo = value("equalTo")
-        if let t = request.queryValue("limitToFirst") { q.limitToFirst = Int(t) }
-        if let t = request.queryValue("limitToLast") { q.limitToLast = Int(t) }
-        return q
+        RuleQuery(parameters: { request.queryValue($0) })
     }
 
     /// Refuses a read the rules do not grant (401), then a query on an undeclared index (400,
@@ -279,7 +260,7 @@ extension RESTHandler {
             rq = q
             let db = try c.database(provider)
             let data = RuleData.stored(in: db)
-            guard rules.canRead(c.path, principal: principal, query: q, now: clock(), data: data) else {
+            guard rules.canRead(c.path, principal: principal, query: q, now: clock(), data: data, observer: Coverage.counter) else {
                 throw RESTError.permissionDenied
             }
         }
@@ -320,7 +301,7 @@ extension RESTHandler {
         if isAdmin(principal) { return true }
         guard let db = try? provider.database(access.namespace) else { return false }
         let data = RuleData.stored(in: db)
-        return rules.canRead(access.path, principal: principal, query: access.query, now: clock(), data: data)
+        return rules.canRead(access.path, principal: principal, query: access.query, now: clock(), data: data, observer: Coverage.counter)
     }
 
     func isAdmin(_ p: Principal) -> Bool {
@@ -342,15 +323,11 @@ extension RESTHandler {
         let db = try c.database(provider)
         func body() throws -> T {
             let data = RuleData.stored(in: db)
-            let now = self.clock()
-            var resolved: [(path: Path, value: Node)] = []
-            for w in writes {
-                resolved.append((w.path, try ServerValues.resolve(w.value, at: w.path, now: now, existing: { try data.old($0) })))
-            }
-            data.setWrites(resolved)
-            guard let rules = self.rules(for: c.namespace),
-                  rules.canWrite(principal: principal, now: now, data: data) else { throw RESTError.permissionDenied }
-            return try commit(db, data, resolved)
+            // The one decision `rules simulate` and `rules test` make too.
+            guard let rules = self.rules(for: c.namespace) else { throw RESTError.permissionDenied }
+            let decision = try rules.decide(.write(writes), principal: principal, now: self.clock(), data: data, observer: Coverage.counter)
+            guard decision.allowed else { throw RESTError.permissionDenied }
+            return try commit(db, data, decision.writes)
         }
         if let locking = db.capability(LockingDatabase.self) { return try locking.whileLocked(body) }
         return try body()
@@ -397,7 +374,7 @@ extension RuleData {
     /// `getPriority()` answers the stored priority and a transaction's hash or an ETag checked
     /// against it covers the priority, as the client's does; without them (one lookup fewer)
     /// for every other rule method.
-    static func stored(in db: Database) -> RuleData {
+    public static func stored(in db: Database) -> RuleData {
         RuleData(read: { try db.export($0) }, readPlain: { try db.get($0) })
     }
 }

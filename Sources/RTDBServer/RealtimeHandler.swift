@@ -171,7 +171,8 @@ final class RealtimeHandler {
         guard let rules = rest.rules(for: session.namespace), !rest.isAdmin(principal) else { return false }
         let db = try namespaces.embedded(session.namespace)
         let data = RuleData.stored(in: db)
-        guard rules.canRead(path, principal: principal, query: RealtimeHandler.ruleQuery(query), now: rest.clock(), data: data) else {
+        guard rules.canRead(path, principal: principal, query: RealtimeHandler.ruleQuery(query), now: rest.clock(), data: data,
+                             observer: Coverage.counter) else {
             throw RESTError.permissionDenied
         }
         return true

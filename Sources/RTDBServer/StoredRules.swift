@@ -34,3 +34,8 @@ enum StoredRules {
         }
     }
 }
+
+extension EmbeddedDatabase {
+    /// The rules text put through `/.settings/rules.json` and kept in this file; nil when none is.
+    public func storedRules() throws -> String? { try StoredRules.read(self) }
+}

@@ -17,10 +17,10 @@ import Darwin
         #expect(r.stderr.contains("bad.rules.json:3:15: Unknown variable 'tr'."))
         #expect(r.stderr.contains("bad.rules.json:4:15: .write must be a boolean or an expression string."))
         expectError(s.rtdb("rules", "check"), status: 2, code: "usage")
-        // Without an action, the error names the one there is.
+        // Without an action, the error names the ones there are.
         let bare = s.rtdb("rules")
         expectError(bare, status: 2, code: "usage")
-        #expect(bare.error?.message == "rules: missing the action; use: rtdb rules check FILE", "\(bare)")
+        #expect(bare.error?.message == "rules: missing ACTION (check, simulate or test)", "\(bare)")
         expectError(s.rtdb("rules", "lint", good), status: 2, code: "usage")
         expectError(s.rtdb("rules", "check", s.dir + "/missing.json"), status: 1, code: "io_error")
         expectOK(s.rtdb(["rules", "check", "-"], stdin: .text("{\"rules\":{}}")), "{\"ok\":true}\n")
