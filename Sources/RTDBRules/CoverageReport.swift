@@ -96,13 +96,14 @@ public enum CoverageReport {
         body{font-family:sans-serif;margin:1em}
         pre{font-family:monospace;background:#fafafa;border:1px solid #ddd;padding:1em;line-height:1.5}
         .never{background:#ddd}.true{background:#c8f0c8}.false{background:#f6d0a0}
-        .both{background:#b8e0f8}.error{background:#f4a0a0}.value{background:#eee}
+        .both{background:#b8e0f8}.error{background:#f4a0a0}.value{text-decoration:underline dotted #888}
         span{border-radius:2px}
         </style></head><body>
         <h1>Rules coverage</h1>
         <p>Each expression is marked: <span class="never">never run</span> <span class="true">only true</span>
         <span class="false">only false</span> <span class="both">both</span> <span class="error">errored</span>;
-        hover over one for its counts.</p>
+        a part that gives neither true nor false (<span class="value">auth.uid</span>) is underlined when it ran,
+        so the colour of what holds it shows through. Hover over one for its counts.</p>
         <pre>\(body)</pre>
         </body></html>
 
