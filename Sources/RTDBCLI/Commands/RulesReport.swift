@@ -75,7 +75,8 @@ enum RulesReport {
         var out = ""
         let width = String(range.end.line).count
         for n in range.start.line...max(range.start.line, range.end.line) where n - 1 < lines.count {
-            let line = lines[n - 1].replacingOccurrences(of: "\t", with: " ")
+            // A tab becomes one space, so that the marks below line up with the columns.
+            let line = String(lines[n - 1].map { $0 == "\t" ? " " : $0 })
             let number = String(n)
             out += String(repeating: " ", count: width - number.count) + number + " | " + line + "\n"
             let from = n == range.start.line ? range.start.column : 1
