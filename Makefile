@@ -4,6 +4,8 @@
 #   make test                       install missing test tools (scripts/install-test-tools) and the
 #                                   Python test environment (scripts/python-test-env), swift test,
 #                                   then the conformance suite (Tests/Conformance) against the debug build;
+#                                   then the README's first command (the release build writes and
+#                                   reads a value on a database of its own);
 #                                   then the threaded suites built with the thread sanitizer and a
 #                                   one-minute soak of serve built so (no data race, crash or lost
 #                                   acknowledged write); then the suites of serve, watch, session and
