@@ -11,10 +11,19 @@ extension EmbeddedDatabase: SizedReads {
         if path.isPriority { return 0 }
         return try reading(0) { c in
             let enc = EmbeddedDatabase.encode(path)
-            if try sizeTableExists(c), let stored = try storedSize(c, enc) { return stored }
             let s = try range(c, StorageKey.subtree(enc), "SELECT path, v FROM data WHERE path >= ?1 AND path < ?2")
             defer { s.reset() }
             var count = ReadSizeBound(skip: enc.count)
+            // Rows first: most reads are of small nodes, whose count ends below the threshold in
+            // a few rows (exact, and no row of `sizes` is theirs), so they pay no lookup. Only a
+            // count that reaches the threshold belongs to a stored node.
+            let stored = try sizeTableExists(c)
+            let first = stored ? min(cap, sizeThreshold - 1) : cap
+            while count.total <= first, try s.step() {
+                count.add(s)
+            }
+            guard count.total > first, stored, count.total <= cap else { return count.total }
+            if let size = try storedSize(c, enc) { return size }
             while count.total <= cap, try s.step() {
                 count.add(s)
             }

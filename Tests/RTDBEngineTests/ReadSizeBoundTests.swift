@@ -49,8 +49,13 @@ import RTDBCore
         // Exact but for the braces of /users itself: a refusal needs no more than the limit's
         // worth of rows.
         #expect(bound <= size && bound >= size - 2, "bound \(bound) of \(size)")
-        // A node this large has its count stored: the whole count at once, whatever the cap.
-        #expect(try t.db.jsonBytesAtLeast(path("/users"), stoppingAbove: 1_000) == bound)
+        // A node this large has its count stored: once the rows reach the stored threshold,
+        // the whole count at once (the cap here is past the threshold, short of the count).
+        #expect(bound > 100_000 && t.db.sizeThreshold < 100_000)
+        #expect(try t.db.jsonBytesAtLeast(path("/users"), stoppingAbove: 100_000) == bound)
+        // A cap below the threshold: the rows pass it first.
+        let early = try t.db.jsonBytesAtLeast(path("/users"), stoppingAbove: 1_000)
+        #expect(early > 1_000 && early < 1_100, "\(early)")
         // One whose count is not stored is counted from its rows, and the count stops past the
         // cap: just over it, not the whole count.
         let unstored = t.another()

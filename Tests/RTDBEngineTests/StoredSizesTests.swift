@@ -224,7 +224,7 @@ import RTDBTestSupport
         let users = Node.object((0..<200).map { Node.Entry("u\($0)", .object([Node.Entry("s", .string(filler))])) })
         _ = try t.db.set(path("/users"), users)
         #expect(try StoredSizesTests.expectExact(t.db, "set") == 2)   // /users and the root
-        let bound = try t.db.jsonBytesAtLeast(path("/users"), stoppingAbove: 10)
+        let bound = try t.db.jsonBytesAtLeast(path("/users"), stoppingAbove: 2 * t.db.sizeThreshold)
         #expect(bound == JSONWriter.string(try t.db.get(path("/users"))).utf8.count - 1)
         _ = try t.db.push(path("/users"), [.string(String(repeating: "y", count: 70_000))])
         #expect(try StoredSizesTests.expectExact(t.db, "push") == 3)   // and the pushed string
@@ -256,7 +256,7 @@ import RTDBTestSupport
         // The first write (one that changes no data) upgrades the file and fills the table.
         _ = try old.set(path("/nothing/here"), .null)
         #expect(try userVersion(t.file) == EmbeddedDatabase.schemaVersion)
-        #expect(try old.jsonBytesAtLeast(.root, stoppingAbove: 1) == counted)
+        #expect(try old.jsonBytesAtLeast(.root, stoppingAbove: Int.max - 1) == counted)
         #expect(try StoredSizesTests.expectExact(old, "after the upgrade") > 1)
         _ = try old.set(path("/a/b"), .int(1))
         #expect(try StoredSizesTests.expectExact(old, "after the upgrade") > 1)
@@ -269,14 +269,14 @@ import RTDBTestSupport
         t.db.sizeThreshold = 10
         _ = try t.db.set(path("/big"), json(#"{"a":"0123456789","b":"0123456789"}"#))
         let key = StorageKey.encode(path("/big"))
-        #expect(try t.db.jsonBytesAtLeast(path("/big"), stoppingAbove: 5) == 34)
+        #expect(try t.db.jsonBytesAtLeast(path("/big"), stoppingAbove: 20) == 34)
         do {
             let raw = try Connection(file: t.file, create: false, timeoutSeconds: 5)
             let s = try raw.statement("UPDATE sizes SET bytes = 123456789 WHERE path = ?1")
             s.bind(1, blob: key)
             try s.run()
         }
-        #expect(try t.db.jsonBytesAtLeast(path("/big"), stoppingAbove: 5) == 123_456_789)
+        #expect(try t.db.jsonBytesAtLeast(path("/big"), stoppingAbove: 20) == 123_456_789)
         // A node below the threshold is counted: up to the cap.
         #expect(try t.db.jsonBytesAtLeast(path("/big/a"), stoppingAbove: 5) == 12)
     }
