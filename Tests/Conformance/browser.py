@@ -51,13 +51,46 @@ class BrowserError(Exception):
     pass
 
 
+class BrowserDidNotStart(BrowserError):
+    """Chromium ended (or never answered) before its first answer: the machine, not a page."""
+
+
+def short_temporary_directory():
+    """A new private directory under /tmp when there is one (a short path), else under $TMPDIR."""
+    for parent in ("/tmp", None):
+        try:
+            return tempfile.mkdtemp(prefix="rtdb-cr-", dir=parent)
+        except OSError:
+            continue
+    raise BrowserError("no writable temporary directory for Chromium")
+
+
 class Browser:
     @classmethod
     def start(cls, download_dir=None, width=1280, height=900, timeout=30):
-        return cls(chromium_or_skip(), download_dir, width, height, timeout)
+        """A started browser. One that dies before its first answer is started once more; one
+        that cannot start twice skips the test with Chromium's own words (its exit status and
+        the end of its log), unless RTDB_REQUIRE_BROWSER is set, which makes that a failure."""
+        executable = chromium_or_skip()
+        failures = []
+        for _ in range(2):
+            try:
+                return cls(executable, download_dir, width, height, timeout)
+            except BrowserDidNotStart as failure:
+                failures.append(str(failure))
+        reason = f"{executable} is installed but could not start here: " + " | then: ".join(failures)
+        if os.environ.get("RTDB_REQUIRE_BROWSER"):
+            raise BrowserError(reason)
+        pytest.skip(reason)
 
     def __init__(self, executable, download_dir, width, height, timeout):
-        self.profile = tempfile.mkdtemp(prefix="rtdb-chromium-")
+        # Everything of this browser's lives in one directory with a short path: Chromium puts
+        # its single-instance socket under $TMPDIR, and a socket's path may not pass 107 bytes,
+        # so a long $TMPDIR (as CI systems set) makes it exit at once.
+        self.home = short_temporary_directory()
+        self.profile = os.path.join(self.home, "profile")
+        self.log_path = os.path.join(self.home, "chromium.log")
+        os.mkdir(self.profile)
         self.download_dir = download_dir
         self.dialogs = []
         self.console_errors = []
@@ -68,6 +101,7 @@ class Browser:
         self._send_lock = threading.Lock()
         self._closed = False
         self._session = None
+        self._next_answered = 0
 
         # Chromium's end of each pipe goes to descriptors 3 and 4 by the shell's redirections,
         # through 10 and 11 first: the pipes may themselves be descriptors 3 to 6.
@@ -80,18 +114,28 @@ class Browser:
                 f"--window-size={width},{height}", "about:blank"]
         script = (f'exec 10<&{commands_read} 11>&{answers_write}; exec {commands_read}<&- {answers_write}>&-; '
                   'exec 3<&10 4>&11 10<&- 11>&-; exec "$@"')
+        # Chromium's log goes to a file, read back when it fails; RTDB_CHROMIUM_LOG shows it live.
+        log = None if os.environ.get("RTDB_CHROMIUM_LOG") else open(self.log_path, "wb")
         self.process = subprocess.Popen(["bash", "-c", script, "chromium"] + args,
                                         pass_fds=(commands_read, answers_write),
-                                        stdout=subprocess.DEVNULL, stderr=(None if os.environ.get("RTDB_CHROMIUM_LOG") else subprocess.DEVNULL),
+                                        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                        stderr=log, env=dict(os.environ, TMPDIR=self.home),
                                         start_new_session=True)
+        if log:
+            log.close()
         os.close(commands_read)
         os.close(answers_write)
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
         try:
             self._attach(width, height, timeout)
-        except Exception:
+        except Exception as failure:
+            answered = bool(self._next_answered)
+            status = self._exit_status()
+            said = self._log_tail()
             self.close()
+            if not answered:
+                raise BrowserDidNotStart(f"{failure}; {status}; its log ends: {said or '(empty)'}") from None
             raise
 
     # -- the protocol --------------------------------------------------------------------------
@@ -116,6 +160,7 @@ class Browser:
     def _dispatch(self, message):
         if "id" in message:
             with self._lock:
+                self._next_answered += 1
                 self._answers[message["id"]] = message
                 self._lock.notify_all()
             return
@@ -292,6 +337,22 @@ class Browser:
         with open(path, "wb") as f:
             f.write(base64.b64decode(data))
 
+    def _exit_status(self):
+        """How Chromium ended, waiting a moment for it: an exit code, a signal, or still running."""
+        try:
+            code = self.process.wait(timeout=3)
+        except subprocess.TimeoutExpired:
+            return "it was still running"
+        return f"it was killed by signal {-code}" if code < 0 else f"it exited with status {code}"
+
+    def _log_tail(self, lines=12):
+        try:
+            with open(self.log_path, "rb") as f:
+                text = f.read()[-4000:].decode("utf-8", "replace")
+        except OSError:
+            return ""
+        return " / ".join(line.strip() for line in text.splitlines()[-lines:] if line.strip())
+
     def close(self):
         try:
             if self.process.poll() is None:
@@ -309,4 +370,4 @@ class Browser:
                     os.close(fd)
                 except OSError:
                     pass
-            shutil.rmtree(self.profile, ignore_errors=True)
+            shutil.rmtree(self.home, ignore_errors=True)
