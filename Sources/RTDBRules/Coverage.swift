@@ -25,12 +25,22 @@ public final class Coverage: RulesObserver, Sendable {
 
         func count(_ outcome: Outcome) {
             switch outcome {
-            case .bool(true): trues.add(1, ordering: .relaxed)
-            case .bool(false): falses.add(1, ordering: .relaxed)
-            case .error: errors.add(1, ordering: .relaxed)
+            case .bool(let b): count(RuleValue.bool(b))
+            case .error: countError()
             case .value: others.add(1, ordering: .relaxed)
             }
         }
+
+        /// What a counted evaluation gave (`Evaluator.counted`): no `Outcome` is made.
+        func count(_ value: RuleValue) {
+            switch value {
+            case .bool(true): trues.add(1, ordering: .relaxed)
+            case .bool(false): falses.add(1, ordering: .relaxed)
+            default: others.add(1, ordering: .relaxed)
+            }
+        }
+
+        func countError() { errors.add(1, ordering: .relaxed) }
 
         var counts: Counts {
             let t = trues.load(ordering: .relaxed), f = falses.load(ordering: .relaxed)

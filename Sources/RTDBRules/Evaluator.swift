@@ -8,9 +8,8 @@ struct Evaluator {
     static let maxSteps = 100_000
     /// The rule's location, once joined.
     private var joined: Path? = nil
-    /// Told about each marked subexpression of `rule` (set only when evaluating traced code).
-    var observer: RulesObserver? = nil
-    var rule: RuleSet.Rule? = nil
+    /// Where each marked subexpression is reported (set only when evaluating traced code).
+    var report: MarkReport = .none
 
     init(scope: consuming Scope) {
         self.scope = scope
@@ -24,11 +23,14 @@ struct Evaluator {
         return path
     }
 
-    /// Whether `rule` holds in `scope`: its plain code, or its traced code told to the check's
-    /// observer when it has one.
+    /// Whether `rule` holds in `scope`: its plain code, or its traced code counted or told to
+    /// the check's observer.
     static func allows(_ rule: RuleSet.Rule, _ scope: consuming Scope) -> Bool {
-        if let observer = scope.context.observer { return observed(rule, scope, observer) }
-        return allows(rule.code, scope)
+        switch scope.context.watch {
+        case .none: return allows(rule.code, scope)
+        case .counting: return counted(rule, scope)
+        case .observer(let observer): return observed(rule, scope, observer)
+        }
     }
 
     static func allows(_ code: Code, _ scope: consuming Scope) -> Bool {

@@ -89,29 +89,64 @@ extension Evaluator {
         let location = observer.observesLocations ? scope.key.map { scope.base.appending($0) } ?? scope.base : Path.root
         observer.begin(rule, at: location)
         var e = Evaluator(scope: scope)
-        e.observer = observer
-        e.rule = rule
+        e.report = .observer(observer, rule)
         let outcome: Outcome
         do { outcome = Outcome(try e.eval(rule.traced)) } catch { outcome = .error }
         observer.end(rule, outcome)
         return outcome == .bool(true)
     }
 
+    /// Evaluates `rule` counting what it and each marked subexpression give into the rule's
+    /// counters: what `Coverage.counter` would count, without a call through the protocol.
+    static func counted(_ rule: RuleSet.Rule, _ scope: consuming Scope) -> Bool {
+        var e = Evaluator(scope: scope)
+        e.report = .counting(rule.counters)
+        let v: RuleValue
+        do { v = try e.eval(rule.traced) } catch {
+            rule.counters.rule.countError()
+            return false
+        }
+        rule.counters.rule.count(v)
+        if case .bool(true) = v { return true }
+        return false
+    }
+
     /// A marked subexpression: reported around its evaluation. The mark itself is no step of
     /// the budget, so an observed check runs out of steps exactly where an unobserved one does.
     mutating func mark(_ id: Int, _ code: Code) throws -> RuleValue {
         steps -= 1
-        guard let observer, let rule else { return try eval(code) }
-        observer.enter(rule, id)
-        do {
-            let v = try eval(code)
-            observer.leave(rule, id, Outcome(v))
-            return v
-        } catch {
-            observer.leave(rule, id, .error)
-            throw error
+        switch report {
+        case .none:
+            return try eval(code)
+        case .counting(let counters):
+            let counter = counters.expressions[id]
+            do {
+                let v = try eval(code)
+                counter.count(v)
+                return v
+            } catch {
+                counter.countError()
+                throw error
+            }
+        case .observer(let observer, let rule):
+            observer.enter(rule, id)
+            do {
+                let v = try eval(code)
+                observer.leave(rule, id, Outcome(v))
+                return v
+            } catch {
+                observer.leave(rule, id, .error)
+                throw error
+            }
         }
     }
+}
+
+/// Where an evaluation of traced code reports each mark.
+enum MarkReport {
+    case none
+    case counting(RuleCounters)
+    case observer(RulesObserver, RuleSet.Rule)
 }
 
 /// Collects, while a rule compiles with marks, the byte range of each marked subexpression.

@@ -67,11 +67,24 @@ final class RuleContext {
     /// True when the new data at and below each write is that write's value, which the check
     /// hands down as it walks it (`RuleData.writesDisjoint`); else every location is looked up.
     let handsDown: Bool
-    /// Told about every rule the check evaluates; nil: evaluated unobserved.
-    let observer: RulesObserver?
+    /// What the check tells about the rules it evaluates.
+    let watch: Watch
+
+    /// How a check reports: not at all (plain code), by counting into each rule's counters
+    /// (`Coverage.counter`: marked code, a counter's atomic add per mark and no call through
+    /// the observer protocol, since `serve` counts every check), or to an observer.
+    enum Watch {
+        case none
+        case counting
+        case observer(RulesObserver)
+    }
 
     init(principal: Principal, now: Int64, data: RuleData, query: RuleQuery = RuleQuery(), observer: RulesObserver? = nil) {
-        self.observer = observer
+        switch observer {
+        case nil: watch = .none
+        case is Coverage: watch = .counting
+        case let o?: watch = .observer(o)
+        }
         auth = principal.authValue
         self.now = Double(now)
         self.data = data

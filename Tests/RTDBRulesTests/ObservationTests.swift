@@ -149,3 +149,58 @@ extension ObservationTests {
         #expect(try RuleSet(Self.users).counts(try #require(RuleSet(Self.users).rules.first)) == Coverage.Counts())
     }
 }
+
+extension ObservationTests {
+    /// Forwards to `Coverage.counter` through the protocol: what the counted path must match.
+    final class Forwarding: RulesObserver {
+        var observesLocations: Bool { false }
+        func begin(_ rule: RuleSet.Rule, at location: Path) { Coverage.counter.begin(rule, at: location) }
+        func enter(_ rule: RuleSet.Rule, _ expression: Int) { Coverage.counter.enter(rule, expression) }
+        func leave(_ rule: RuleSet.Rule, _ expression: Int, _ outcome: RTDBRules.Outcome) { Coverage.counter.leave(rule, expression, outcome) }
+        func end(_ rule: RuleSet.Rule, _ outcome: RTDBRules.Outcome) { Coverage.counter.end(rule, outcome) }
+    }
+
+    @Test("counting without the observer protocol gives every rule and subexpression the counts the protocol gives, errors and values included")
+    func countedMatchesObserved() throws {
+        let text = """
+        {"rules":{"users":{"$uid":{
+          ".read": "auth.uid.length > 2 || data.child('public').val() == true",
+          ".write": "auth != null && (auth.uid === $uid || auth.token.admin == true)",
+          ".validate": "newData.hasChildren(['name']) && newData.child('name').val().length < 10",
+          "age": {".validate": "newData.isNumber() && newData.val() >= 0"}
+        }}}}
+        """
+        let counted = try RuleSet(text), observed = try RuleSet(text)
+        let principals: [Principal] = [
+            .anonymous, Self.alice(),
+            .user(auth: .object([Node.Entry("uid", .string("bo")), Node.Entry("token", .object([Node.Entry("admin", .bool(true))]))])),
+        ]
+        let values = [#"{"name":"Al"}"#, #"{"name":"Alexander the Great"}"#, #"{"name":"A","age":-1}"#,
+                      #"{"name":"A","age":3}"#, #"{"age":3}"#, #"{"name":5}"#]
+        let stored = RuleData(read: { $0.keys.last == "public" ? .bool(true) : .null })
+        for (i, principal) in principals.enumerated() {
+            for (j, json) in values.enumerated() {
+                let path = try Path(j % 2 == 0 ? "/users/alice" : "/users/bo")
+                for (rules, observer) in [(counted, Coverage.counter as RulesObserver), (observed, Forwarding())] {
+                    let data = RuleData(read: { _ in .null })
+                    data.setWrites([(path, try JSONReader.parse(json))])
+                    _ = rules.canWrite(principal: principal, now: Int64(i), data: data, observer: observer)
+                    _ = rules.canRead(path, principal: principal, now: 0, data: stored, observer: observer)
+                }
+            }
+        }
+        var checked = 0
+        for (a, b) in zip(counted.rules, observed.rules) {
+            #expect(counted.counts(a) == observed.counts(b), "\(a.label)")
+            for e in a.expressions.indices {
+                #expect(counted.counts(a, e) == observed.counts(b, e), "\(a.label) \(a.expressions[e].text)")
+                checked += counted.counts(a, e).evaluations
+            }
+        }
+        // Every kind of outcome was counted somewhere, so the comparison covers each.
+        let all = counted.rules.flatMap { r in r.expressions.indices.map { counted.counts(r, $0) } + [counted.counts(r)] }
+        #expect(all.contains { $0.errors > 0 } && all.contains { $0.trueCount > 0 } && all.contains { $0.falseCount > 0 })
+        #expect(all.contains { $0.evaluations > $0.trueCount + $0.falseCount + $0.errors })
+        #expect(checked > 100)
+    }
+}
