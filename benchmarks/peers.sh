@@ -26,7 +26,7 @@
 # Environment:
 #   RTDB_BIN=FILE        the rtdb binary to measure (the argument wins)
 #   RTDB_BASELINE=FILE   a second rtdb binary measured in the same rounds, as another column
-#   PEERS_QUICK=1        smoke run: one round, 1 s per load, fewer runs (about 45 s)
+#   PEERS_QUICK=1        smoke run: one round, 1 s per load, fewer runs (about 30 s)
 #   PEERS_ONLY=gwrf      run only some parts (the letters above)
 #   PEERS_MARKDOWN=FILE  also write the machine, the table and the notes as Markdown to FILE
 #   TMPDIR               where the temp dir goes (default /tmp)
