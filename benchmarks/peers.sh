@@ -31,7 +31,7 @@
 #   PEERS_MARKDOWN=FILE  also write the machine, the table and the notes as Markdown to FILE
 #   TMPDIR               where the temp dir goes (default /tmp)
 #
-# A full run (5 rounds, 5 s per load) takes about 7 minutes on a 2-core machine and is stopped
+# A full run (5 rounds, 5 s per load) takes about 5 minutes on a 2-core machine and is stopped
 # after 15 at most.
 set -euo pipefail
 
