@@ -328,9 +328,28 @@ http {{
             f.write(conf)
         self.p = self.procs.spawn("nginx", ["nginx", "-p", prefix, "-c", cf, "-e", f"{prefix}/error.log"])
         wait_port(self.procs, self.p, self.port)
-        # the workers are children of the master: list them too, so that a trap can stop them by
-        # PID (the master has forked them all by the time its port answers)
-        for pid in process_tree(self.p.pid)[1:]:
+        # The port takes connections once the master listens, before it has forked its workers:
+        # wait for an answer (a worker gave it) and for the number of workers to hold still.
+        # Then list them, so that a trap can stop them by PID.
+        answered, workers, deadline = False, [], time.monotonic() + 10
+        while time.monotonic() < deadline:
+            if not answered:
+                try:
+                    c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=2)
+                    c.request("GET", "/")
+                    c.getresponse().read()
+                    c.close()
+                    answered = True
+                except (OSError, http.client.HTTPException):
+                    pass
+            now = process_tree(self.p.pid)[1:]
+            if answered and now and now == workers:
+                break
+            workers = now
+            time.sleep(0.2)
+        else:
+            raise BenchError(f"nginx did not answer with its workers started within 10 s: {self.procs.tail('nginx')}")
+        for pid in workers:
             self.procs.note_pid(pid)
         return self
 
