@@ -8,13 +8,16 @@ baseline, peer, ...), so that the machine's drift touches all of them alike:
 
   g  one-shot `rtdb get` of one leaf vs `sqlite3 FILE` selecting the same row (wall time with
      hyperfine, instructions with callgrind)
-  w  durable writes, 32 connections: rtdb serve PUT vs Redis (appendfsync always) SET vs etcd put
-  r  small reads, 32 keep-alive connections: rtdb serve GET vs nginx (static file) vs etcd range
+  w  durable writes, 32 connections: rtdb serve PUT vs Redis (appendfsync always) SET, the same
+     bytes to the same keys at random, over 1,000 present keys (overwrites; etcd put as well) and
+     over 100,000 under a prefix new to each run (inserts)
+  r  small reads, 32 keep-alive connections: rtdb serve GET /small.json and /small.json?ns=bench
+     vs nginx (static file, worker_processes auto) vs etcd range
   f  one write fanned out to 1,000 subscribers: rtdb serve SSE streams vs Redis pub/sub vs etcd
      watches: the slowest subscriber's delay and the server's RSS growth
 
-Every figure is the median over the rounds. Prints a table with rtdb ÷ peer ratios and the goals
-(PASS/FAIL); exits 0 when the run completed, whatever the goals say, and 2 on a harness error.
+Every figure is the median over the rounds; for w and r, each server's cores during each load as
+well (`measure`). Prints a table with rtdb ÷ peer ratios and the goals (PASS/FAIL); exits 0 when the run completed, whatever the goals say, and 2 on a harness error.
 Every server gets a free loopback port and a folder inside WORKDIR; every PID started is listed
 in WORKDIR/pids (peers.sh's trap kills those, and only those, if this process dies).
 """
