@@ -9,15 +9,25 @@
 # temp dir that is removed on exit; every process started is stopped by its own PID on exit,
 # Ctrl-C or TERM (other Redis, nginx, etcd or rtdb processes on the machine are left alone).
 # Rounds alternate rtdb and each peer; figures are medians over the rounds. Prints a table with
-# rtdb ÷ peer ratios, the goals (PASS/FAIL) and the load average before and after.
+# rtdb ÷ peer ratios, the cores each server used during each load (its CPU time, user + system,
+# from /proc, ÷ the load's duration), the goals (PASS/FAIL) and the load average before and after.
 # Exit status: 0 the run completed (whether or not the goals pass), 2 harness error or time-out.
+#
+# What it measures (32 connections for every server load):
+#   g  one-shot `rtdb get` of one leaf vs `sqlite3 FILE` selecting the same row
+#   w  durable writes of the same 22 bytes to keys drawn at random, the same on both sides:
+#      over 1,000 keys, all present (overwrites: rtdb PUT /items/KEY.json, Redis SET items:KEY,
+#      etcd put items/KEY), and over 100,000 keys under a prefix new to each run (inserts: PUT
+#      /insertsR/KEY.json, SET insertsR:KEY); Redis with appendfsync always; throughput and p99
+#   r  small reads: rtdb GET /small.json and /small.json?ns=bench vs nginx serving the same bytes
+#      as a file (worker_processes auto, as Debian ships it) and vs etcd range
+#   f  one write fanned out to 1,000 subscribers: SSE vs Redis pub/sub vs etcd watches
 #
 # Environment:
 #   RTDB_BIN=FILE        the rtdb binary to measure (the argument wins)
 #   RTDB_BASELINE=FILE   a second rtdb binary measured in the same rounds, as another column
 #   PEERS_QUICK=1        smoke run: one round, 1 s per load, fewer runs (about 30 s)
-#   PEERS_ONLY=gwrf      run only some parts: g get vs sqlite3, w durable writes vs Redis and
-#                        etcd, r small reads vs nginx and etcd, f fan-out to 1,000 subscribers
+#   PEERS_ONLY=gwrf      run only some parts (the letters above)
 #   PEERS_MARKDOWN=FILE  also write the machine, the table and the notes as Markdown to FILE
 #   TMPDIR               where the temp dir goes (default /tmp)
 #
@@ -30,7 +40,7 @@ root="$(cd "$here/.." && pwd)"
 
 # --- tools: command → Debian package -------------------------------------------------------
 declare -A package=(
-    [redis-server]=redis-server [redis-benchmark]=redis-tools
+    [redis-server]=redis-server [redis-benchmark]=redis-tools [redis-cli]=redis-tools
     [etcd]=etcd-server [etcdctl]=etcd-client
     [nginx]=nginx [wrk]=wrk [sqlite3]=sqlite3 [valgrind]=valgrind
     [hyperfine]=hyperfine [python3]=python3

@@ -8,13 +8,16 @@ baseline, peer, ...), so that the machine's drift touches all of them alike:
 
   g  one-shot `rtdb get` of one leaf vs `sqlite3 FILE` selecting the same row (wall time with
      hyperfine, instructions with callgrind)
-  w  durable writes, 32 connections: rtdb serve PUT vs Redis (appendfsync always) SET vs etcd put
-  r  small reads, 32 keep-alive connections: rtdb serve GET vs nginx (static file) vs etcd range
+  w  durable writes, 32 connections: rtdb serve PUT vs Redis (appendfsync always) SET, the same
+     bytes to the same keys at random, over 1,000 present keys (overwrites; etcd put as well) and
+     over 100,000 under a prefix new to each run (inserts)
+  r  small reads, 32 keep-alive connections: rtdb serve GET /small.json and /small.json?ns=bench
+     vs nginx (static file, worker_processes auto) vs etcd range
   f  one write fanned out to 1,000 subscribers: rtdb serve SSE streams vs Redis pub/sub vs etcd
      watches: the slowest subscriber's delay and the server's RSS growth
 
-Every figure is the median over the rounds. Prints a table with rtdb ÷ peer ratios and the goals
-(PASS/FAIL); exits 0 when the run completed, whatever the goals say, and 2 on a harness error.
+Every figure is the median over the rounds; for w and r, each server's cores during each load as
+well (`measure`). Prints a table with rtdb ÷ peer ratios and the goals (PASS/FAIL); exits 0 when the run completed, whatever the goals say, and 2 on a harness error.
 Every server gets a free loopback port and a folder inside WORKDIR; every PID started is listed
 in WORKDIR/pids (peers.sh's trap kills those, and only those, if this process dies).
 """
@@ -33,24 +36,34 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from peers_servers import (CONNECTIONS, KEYS, PUT_BODY, THREADS, BenchError, Etcd,  # noqa: E402
-                           Nginx, Procs, Redis, RtdbServer, b64, http_call, log, loadavg,
-                           redis_benchmark, wrk, write_lua)
+from peers_servers import (CONNECTIONS, INSERT_KEYS, KEY_DIGITS, OVERWRITE_KEYS, PUT_BODY,  # noqa: E402
+                           THREADS, BenchError, Etcd, Nginx, Procs, Redis, RtdbServer, b64, http_call,
+                           log, loadavg, measure, random_put_lua, redis_benchmark, redis_prefix_keys,
+                           wrk, write_lua)
 from peers_fanout import FanEtcd, FanRedis, FanRtdb, fanout_once  # noqa: E402
 from host import describe  # noqa: E402
 
 SUBSCRIBERS = 1000
+READ_NAMESPACE = "bench"   # the ?ns= of part r's second read
 
 
 # ---------------------------------------------------------------------------------------------
 # results
 
 class Row:
-    def __init__(self, work, peer, unit, fmt, rtdb, base, peerv, goal=None, absolute=None):
+    def __init__(self, work, peer, unit, fmt, rtdb, base, peerv, goal=None, absolute=None, cores=None):
         self.work, self.peer, self.unit, self.fmt = work, peer, unit, fmt
         self.rtdb, self.base, self.peerv = rtdb, base, peerv
         self.goal = goal            # (op, ratio) on rtdb ÷ peer, op "<=" or ">="
         self.absolute = absolute    # (op, value, text) on rtdb's own figure
+        self.cores = cores          # (rtdb, baseline, peer): the cores each server used for its figure
+
+    def cell(self, i):
+        """Figure i (0 rtdb, 1 baseline, 2 peer), with the cores its server used when known."""
+        text = self.fmt((self.rtdb, self.base, self.peerv)[i])
+        if self.cores and self.cores[i] is not None:
+            text += f", {f_cores(self.cores[i])}"
+        return text
 
     def ratio(self, v):
         return v / self.peerv if v is not None and self.peerv else None
@@ -84,9 +97,9 @@ class Results:
     def add(self, row):
         self.rows.append(row)
         ok = row.ok()
-        base = f", baseline {row.fmt(row.base)}" if self.has_base else ""
+        base = f", baseline {row.cell(1)}" if self.has_base else ""
         r = row.ratio(row.rtdb)
-        log(f"{row.work}: rtdb {row.fmt(row.rtdb)}{base}, {row.peer} {row.fmt(row.peerv)}"
+        log(f"{row.work}: rtdb {row.cell(0)}{base}, {row.peer} {row.cell(2)}"
             f" ({'—' if r is None else f'{r:.2f}×'}) {'' if ok is None else ('PASS' if ok else 'FAIL')}")
 
     def table(self, markdown=False):
@@ -95,10 +108,10 @@ class Results:
         body = []
         for r in self.rows:
             ratio = r.ratio(r.rtdb)
-            line = [f"{r.work} ({r.unit})", r.fmt(r.rtdb)]
+            line = [f"{r.work} ({r.unit})", r.cell(0)]
             if self.has_base:
-                line.append(r.fmt(r.base))
-            line += [f"{r.peer} {r.fmt(r.peerv)}", "—" if ratio is None else f"{ratio:.2f}×"]
+                line.append(r.cell(1))
+            line += [f"{r.peer} {r.cell(2)}", "—" if ratio is None else f"{ratio:.2f}×"]
             if self.has_base:
                 br = r.ratio(r.base)
                 line.append("—" if br is None else f"{br:.2f}×")
@@ -124,6 +137,10 @@ def f_rate(v):
 
 def f_count(v):
     return "—" if v is None else f"{v:,.0f}"
+
+
+def f_cores(v):
+    return "—" if v is None else f"{v:.1f} cores"
 
 
 def f_kb(v):
@@ -245,6 +262,255 @@ def disk_sync_ms(path, count=200):
     return times[len(times) // 2], times[min(len(times) - 1, int(len(times) * 0.99))]
 
 
+class Figures:
+    """One workload's Loads, by side, over the rounds."""
+
+    def __init__(self):
+        self.runs = {}
+
+    def add(self, side, load):
+        self.runs.setdefault(side, []).append(load)
+
+    def rate(self, side):
+        return med([x.rate for x in self.runs.get(side, [])])
+
+    def p99(self, side):
+        return med([x.p99 for x in self.runs.get(side, [])])
+
+    def cores(self, side):
+        return med([x.cores for x in self.runs.get(side, [])])
+
+    def last(self):
+        return ", ".join(f"{k} {v[-1].rate:,.0f}/s p99 {v[-1].p99:.2f} ms {f_cores(v[-1].cores)}"
+                         for k, v in self.runs.items())
+
+    def errors(self):
+        return [f"{k}: {x.errors}" for k, v in self.runs.items() for x in v if x.errors]
+
+    def per_round(self):
+        return "; ".join(f"{k} " + "/".join(f"{x.rate:,.0f}" for x in v) for k, v in self.runs.items())
+
+
+def interleave(cfg, part, contenders):
+    """Runs every contender's load once per round, in the order given, each measured with the
+    CPU time of its server (`measure`). `contenders` are (workload, side, server PID,
+    run(round number) → Load); returns {workload: Figures}."""
+    figs = {}
+    for r in range(1, cfg.rounds + 1):
+        for workload, side, pid, run in contenders:
+            figs.setdefault(workload, Figures()).add(side, measure(pid, lambda: run(r)))
+        for workload, f in figs.items():
+            log(f"({part}) round {r}, {workload}: {f.last()}")
+    return figs
+
+
+def note_socket_errors(res, part, figs):
+    errors = [f"{workload}, {e}" for workload, f in figs.items() for e in f.errors()]
+    if errors:
+        res.notes.append(f"({part}) wrk socket errors: " + "; ".join(errors))
+
+
+class RedisWrites:
+    """redis-benchmark runs of one key pattern, each sized to last about `secs` seconds from
+    the median rate so far (one fast round would otherwise make the next, slower one run
+    several times as long)."""
+
+    def __init__(self, procs, redis, space, secs):
+        self.procs, self.redis, self.space, self.secs = procs, redis, space, secs
+        self.rates = []
+
+    def warm_up(self, prefix):
+        self.rates.append(redis_benchmark(self.procs, self.redis.port, 2000, prefix, self.space).rate)
+
+    def run(self, prefix):
+        n = max(1000, int(med(self.rates) * self.secs))
+        load = redis_benchmark(self.procs, self.redis.port, n, prefix, self.space)
+        self.rates.append(load.rate)
+        return load
+
+
+def rtdb_children(port, path):
+    """The keys under `path` on an rtdb server (a shallow read)."""
+    got = json.loads(http_call(port, "GET", f"{path}.json?shallow=true"))
+    return list(got) if isinstance(got, dict) else []
+
+
+def inserts_tag(r):
+    """The prefix of round r's insert load (0: the warm-up): new to each run, so that every
+    run starts with none of its keys present, on both sides."""
+    return f"inserts{r}"
+
+
+def bench_writes(procs, res, cfg, servers, redis, etcd):
+    secs = cfg.seconds
+    put_lua = random_put_lua(procs.path("put.lua"))
+    bodies = ",\n".join(f"  '{json.dumps({'key': b64(f'items/{i:0{KEY_DIGITS}d}'), 'value': b64(PUT_BODY)})}'"
+                        for i in range(OVERWRITE_KEYS))
+    etcd_put_lua = write_lua(procs.path("etcd-put.lua"),
+                             f"wrk.method = \"POST\"\nlocal bodies = {{\n{bodies}\n}}\n"
+                             "local threads = 0\nfunction setup(thread)\n  threads = threads + 1\n"
+                             "  thread:set(\"thread_number\", threads)\nend\n"
+                             "function init(args)\n  math.randomseed(os.time() * 1000 + thread_number)\nend\n"
+                             "function request()\n"
+                             f"  return wrk.format(nil, \"/v3/kv/put\", nil, bodies[math.random(1, {OVERWRITE_KEYS})])\n"
+                             "end\n")
+
+    def rtdb_put(s, prefix, space):
+        return wrk(procs, s.port, "/", secs, put_lua, f"rtdb ({s.label}) PUT /{prefix}", (prefix, space))
+
+    # every one of the 1,000 keys written first, so that the overwrite load overwrites from its
+    # first request (etcd's are written by its warm-up, nearly all of them)
+    keys = [f"{i:0{KEY_DIGITS}d}" for i in range(OVERWRITE_KEYS)]
+    for s in servers:
+        http_call(s.port, "PUT", "/items.json", body=json.dumps({k: json.loads(PUT_BODY) for k in keys}).encode())
+    procs.run(["redis-cli", "-h", "127.0.0.1", "-p", str(redis.port), "mset",
+               *[x for k in keys for x in (f"items:{k}", PUT_BODY)]])
+    redis_over = RedisWrites(procs, redis, OVERWRITE_KEYS, secs)
+    redis_new = RedisWrites(procs, redis, INSERT_KEYS, secs)
+    # warm-ups, not counted: each server's first second of the load it will get
+    for s in servers:
+        wrk(procs, s.port, "/", 1, put_lua, "warm-up", ("items", OVERWRITE_KEYS))
+        wrk(procs, s.port, "/", 1, put_lua, "warm-up", (inserts_tag(0), INSERT_KEYS))
+    redis_over.warm_up("items")
+    redis_new.warm_up(inserts_tag(0))
+    wrk(procs, etcd.port, "/v3/kv/put", 1, etcd_put_lua, "warm-up")
+
+    sync50, sync99 = disk_sync_ms(procs.path("fdatasync.probe"))
+    log(f"(w) one fdatasync on this disk: p50 {sync50:.2f} ms, p99 {sync99:.2f} ms")
+    res.notes.append(f"(w) the disk under the temp dir: one fdatasync of a 100-byte append takes "
+                     f"{sync50:.2f} ms (p50) and {sync99:.2f} ms (p99) over 200 tries before the write rounds; "
+                     "no durable write (rtdb's group commit, Redis's appendfsync always, etcd's WAL) can be "
+                     "answered sooner" + (", so a p99 goal below that is out of reach on this disk" if sync99 > 1.5 else ""))
+
+    over, new = "1,000 keys", "new keys"
+    contenders = []
+    for s in servers:
+        contenders.append((over, s.label, s.p.pid, lambda r, s=s: rtdb_put(s, "items", OVERWRITE_KEYS)))
+    contenders.append((over, "redis", redis.p.pid, lambda r: redis_over.run("items")))
+    contenders.append((over, "etcd", etcd.p.pid,
+                       lambda r: wrk(procs, etcd.port, "/v3/kv/put", secs, etcd_put_lua, "etcd put")))
+    for s in servers:
+        contenders.append((new, s.label, s.p.pid, lambda r, s=s: rtdb_put(s, inserts_tag(r), INSERT_KEYS)))
+    contenders.append((new, "redis", redis.p.pid, lambda r: redis_new.run(inserts_tag(r))))
+    figs = interleave(cfg, "w", contenders)
+    note_socket_errors(res, "w", figs)
+
+    # the writes landed where they should, and how many of each insert run's writes made a key
+    for s in servers:
+        keys = rtdb_children(s.port, "/items")
+        if len(keys) != OVERWRITE_KEYS:
+            raise BenchError(f"rtdb serve ({s.label}): /items holds {len(keys)} keys after the overwrite load")
+        got = json.loads(http_call(s.port, "GET", f"/items/{keys[0]}.json"))
+        if got != json.loads(PUT_BODY):
+            raise BenchError(f"rtdb serve ({s.label}): /items/{keys[0]} is {got!r} after the PUT load")
+    n = json.loads(etcd.etcdctl("get", "--prefix", "items/", "--keys-only", "--limit", "1", "-w", "json"))
+    n = int(n.get("count", 0))
+    if not 0 < n <= OVERWRITE_KEYS:
+        raise BenchError(f"etcd holds {n} keys under items/ after the put load, not 1 to {OVERWRITE_KEYS}")
+    if redis_prefix_keys(procs, redis.port, "items") != OVERWRITE_KEYS:
+        raise BenchError(f"Redis does not hold {OVERWRITE_KEYS} keys items:* after the overwrite load")
+    # (capped at 1: the writes in flight when wrk stops may make keys without being counted)
+    made = {}
+    for s in servers:
+        made[s.label] = [min(1, len(rtdb_children(s.port, "/" + inserts_tag(r))) / load.requests)
+                         for r, load in enumerate(figs[new].runs[s.label], 1)]
+    made["redis"] = [min(1, redis_prefix_keys(procs, redis.port, inserts_tag(r)) / load.requests)
+                     for r, load in enumerate(figs[new].runs["redis"], 1)]
+
+    base = "baseline" if len(servers) > 1 else None
+    unit = f"{CONNECTIONS} connections, {secs} s × {cfg.rounds} rounds"
+
+    def row(workload, title, peer, what, fmt, goal=None, absolute=None, cores=False):
+        f = figs[workload]
+        get = getattr(f, what)
+        res.add(Row(title, peer, unit, fmt, get("rtdb"), get(base) if base else None, get(peer), goal=goal,
+                    absolute=absolute,
+                    cores=(f.cores("rtdb"), f.cores(base) if base else None, f.cores(peer)) if cores else None))
+
+    p99_goal = ("<=", 1.5, "rtdb ≤ 1.5 ms")
+    row(over, "durable writes, 1,000 keys at random: PUT vs SET (appendfsync always), throughput", "redis",
+        "rate", f_rate, goal=(">=", 0.8), cores=True)
+    row(over, "durable writes, 1,000 keys at random: PUT vs SET (appendfsync always), p99 latency", "redis",
+        "p99", f_ms, absolute=p99_goal)
+    row(new, "durable writes, new keys at random over 100,000: PUT vs SET (appendfsync always), throughput",
+        "redis", "rate", f_rate, goal=(">=", 0.8), cores=True)
+    row(new, "durable writes, new keys at random over 100,000: PUT vs SET (appendfsync always), p99 latency",
+        "redis", "p99", f_ms, absolute=p99_goal)
+    row(over, "durable writes, 1,000 keys at random: PUT vs etcd put (gRPC gateway), throughput", "etcd",
+        "rate", f_rate, cores=True)
+    row(over, "durable writes, 1,000 keys at random: PUT vs etcd put (gRPC gateway), p99 latency", "etcd",
+        "p99", f_ms)
+    res.notes.append(
+        f"(w) every side writes the same {len(PUT_BODY)} bytes, {PUT_BODY}, to keys of {KEY_DIGITS} zero-padded "
+        f"digits drawn at random (redis-benchmark's __rand_int__; wrk's Lua draws them the same way, each thread "
+        f"seeded apart), from {CONNECTIONS} connections: rtdb serve PUT /items/KEY.json and Redis SET items:KEY "
+        f"(KEY below {OVERWRITE_KEYS:,}, every one written before the warm-up: overwrites), and PUT /insertsR/KEY.json "
+        f"and SET insertsR:KEY (KEY below {INSERT_KEYS:,}, R the round, so every run starts with none of its "
+        f"keys: inserts, then more and more overwrites as the run fills the space); etcd: POST /v3/kv/put of "
+        f"items/KEY below {OVERWRITE_KEYS:,} through its gRPC gateway. rtdb and etcd: wrk -t{THREADS} "
+        f"-c{CONNECTIONS} -d{secs}s --latency with a Lua script; Redis: redis-benchmark -c {CONNECTIONS} "
+        f"--threads {THREADS} -r SPACE -n N --csv SET PREFIX:__rand_int__ VALUE (N set so a run lasts about "
+        f"{secs} s), with --appendonly yes --appendfsync always. Share of the insert runs' writes that made a "
+        "new key (keys under the run's prefix afterwards ÷ requests answered, at most 100%), median: "
+        + "; ".join(f"{k} {med(v):.0%}" for k, v in made.items())
+        + ". Per-round req/s, 1,000 keys: " + figs[over].per_round() + "; new keys: " + figs[new].per_round())
+
+
+def bench_reads(procs, res, cfg, servers, nginx, etcd, body):
+    secs = cfg.seconds
+    ns = f"/small.json?ns={READ_NAMESPACE}"
+    etcd_get_lua = write_lua(procs.path("etcd-range.lua"),
+                             f"wrk.method = \"POST\"\nwrk.body = '{json.dumps({'key': b64('small')})}'\n")
+    for s in servers:
+        wrk(procs, s.port, "/small.json", 1, None, "warm-up")
+        wrk(procs, s.port, ns, 1, None, "warm-up")
+    wrk(procs, nginx.port, "/small.json", 1, None, "warm-up")
+    wrk(procs, etcd.port, "/v3/kv/range", 1, etcd_get_lua, "warm-up")
+
+    plain, named = "/small.json", ns
+    contenders = []
+    for s in servers:
+        contenders.append((plain, s.label, s.p.pid,
+                           lambda r, s=s: wrk(procs, s.port, plain, secs, None, f"rtdb ({s.label}) GET")))
+        contenders.append((named, s.label, s.p.pid,
+                           lambda r, s=s: wrk(procs, s.port, named, secs, None, f"rtdb ({s.label}) GET ?ns=")))
+    contenders.append((plain, "nginx", nginx.p.pid,
+                       lambda r: wrk(procs, nginx.port, "/small.json", secs, None, "nginx read")))
+    contenders.append((plain, "etcd", etcd.p.pid,
+                       lambda r: wrk(procs, etcd.port, "/v3/kv/range", secs, etcd_get_lua, "etcd read")))
+    figs = interleave(cfg, "r", contenders)
+    note_socket_errors(res, "r", figs)
+    # nginx is measured once a round, against both of rtdb's reads
+    figs[named].runs["nginx"] = figs[plain].runs["nginx"]
+
+    base = "baseline" if len(servers) > 1 else None
+    unit = f"{CONNECTIONS} keep-alive connections, {secs} s × {cfg.rounds} rounds"
+
+    def row(workload, title, peer, what, fmt, goal=None, cores=False):
+        f = figs[workload]
+        get = getattr(f, what)
+        res.add(Row(title, peer, unit, fmt, get("rtdb"), get(base) if base else None, get(peer), goal=goal,
+                    cores=(f.cores("rtdb"), f.cores(base) if base else None, f.cores(peer)) if cores else None))
+
+    row(plain, f"small reads: GET /small.json ({len(body)} bytes) vs static file, throughput", "nginx", "rate",
+        f_rate, goal=(">=", 0.9), cores=True)
+    row(plain, "small reads: GET /small.json vs static file, p99 latency", "nginx", "p99", f_ms)
+    row(named, f"small reads: GET {named} vs static file, throughput", "nginx", "rate", f_rate,
+        goal=(">=", 0.9), cores=True)
+    row(named, f"small reads: GET {named} vs static file, p99 latency", "nginx", "p99", f_ms)
+    row(plain, "small reads: GET /small.json vs etcd range (gRPC gateway), throughput", "etcd", "rate", f_rate,
+        cores=True)
+    res.notes.append(f"(r) wrk -t{THREADS} -c{CONNECTIONS} -d{secs}s --latency for all; rtdb serve answers "
+                     f"/small.json and {named} ({READ_NAMESPACE} names the one file serve was started on, "
+                     f"which holds {body.decode()}); nginx serves those bytes as a file, worker_processes auto "
+                     f"({nginx.workers()} workers here) as Debian ships it, no access log, one run a round "
+                     "compared with both of rtdb's reads; etcd answers POST /v3/kv/range of one key holding the "
+                     "same bytes (linearizable, its default). Per-round req/s, /small.json: "
+                     + figs[plain].per_round() + f"; {named}: "
+                     + "; ".join(f"{k} " + "/".join(f"{x.rate:,.0f}" for x in v)
+                                 for k, v in figs[named].runs.items() if k != "nginx"))
+
+
 def bench_serve(procs, res, cfg, bins, writes, reads):
     small = {"name": "Ada", "age": 36}
     servers = []
@@ -253,129 +519,25 @@ def bench_serve(procs, res, cfg, bins, writes, reads):
         procs.run([binary, "--db", db, "set", "/small", json.dumps(small), "-q"])
         servers.append(RtdbServer(procs, label, binary, db).start())
     body = http_call(servers[0].port, "GET", "/small.json")
+    for s in servers:
+        got = http_call(s.port, "GET", f"/small.json?ns={READ_NAMESPACE}")
+        if got != body:
+            raise BenchError(f"rtdb serve ({s.label}): /small.json?ns={READ_NAMESPACE} is {got!r}, not {body!r}")
     redis = Redis(procs).start() if writes else None
     nginx = Nginx(procs, {"small.json": body}).start() if reads else None
     etcd = Etcd(procs).start()
     etcd.etcdctl("put", "small", body.decode())
-    secs = cfg.seconds
-
-    put_lua = write_lua(procs.path("put.lua"),
-                        f"wrk.method = \"PUT\"\nwrk.body = '{PUT_BODY}'\nlocal i = 0\n"
-                        "request = function()\n  i = i + 1\n"
-                        f"  return wrk.format(nil, \"/items/k\" .. (i % {KEYS}) .. \".json\")\nend\n")
-    bodies = ",\n".join(f"  '{json.dumps({'key': b64(f'items/k{i}'), 'value': b64(PUT_BODY)})}'"
-                        for i in range(KEYS))
-    etcd_put_lua = write_lua(procs.path("etcd-put.lua"),
-                             f"wrk.method = \"POST\"\nlocal bodies = {{\n{bodies}\n}}\nlocal i = 0\n"
-                             "request = function()\n  i = i + 1\n"
-                             f"  return wrk.format(nil, \"/v3/kv/put\", nil, bodies[(i % {KEYS}) + 1])\nend\n")
-    etcd_get_lua = write_lua(procs.path("etcd-range.lua"),
-                             f"wrk.method = \"POST\"\nwrk.body = '{json.dumps({'key': b64('small')})}'\n")
-
-    def rtdb_put(s):
-        return wrk(procs, s.port, "/", secs, put_lua, f"rtdb ({s.label}) PUT")
-
-    def rtdb_get(s):
-        return wrk(procs, s.port, "/small.json", secs, None, f"rtdb ({s.label}) GET")
-
-    # warm-ups, not counted: each server's first second of the load it will get
-    redis_n = 2000
-    for s in servers:
+    try:
         if writes:
-            wrk(procs, s.port, "/", 1, put_lua, "warm-up")
+            bench_writes(procs, res, cfg, servers, redis, etcd)
         if reads:
-            wrk(procs, s.port, "/small.json", 1, None, "warm-up")
-    if writes:
-        rate, _ = redis_benchmark(procs, redis.port, redis_n)
-        redis_n = max(1000, int(rate * secs))
-        wrk(procs, etcd.port, "/v3/kv/put", 1, etcd_put_lua, "warm-up")
-    if reads:
-        wrk(procs, nginx.port, "/small.json", 1, None, "warm-up")
-        wrk(procs, etcd.port, "/v3/kv/range", 1, etcd_get_lua, "warm-up")
-
-    errors = []
-    if writes:
-        sync50, sync99 = disk_sync_ms(procs.path("fdatasync.probe"))
-        log(f"(w) one fdatasync on this disk: p50 {sync50:.2f} ms, p99 {sync99:.2f} ms")
-        res.notes.append(f"(w) the disk under the temp dir: one fdatasync of a 100-byte append takes "
-                         f"{sync50:.2f} ms (p50) and {sync99:.2f} ms (p99) over 200 tries before the write rounds; "
-                         "no durable write (rtdb's group commit, Redis's appendfsync always, etcd's WAL) can be "
-                         "answered sooner" + (", so a p99 goal below that is out of reach on this disk" if sync99 > 1.5 else ""))
-        figs = {k: [] for k in [s.label for s in servers] + ["redis", "etcd"]}
-        for r in range(cfg.rounds):
-            for s in servers:
-                rate, p99, err = rtdb_put(s)
-                figs[s.label].append((rate, p99))
-                errors += [f"rtdb ({s.label}) PUT: {err}"] if err else []
-            rate, p99 = redis_benchmark(procs, redis.port, redis_n)
-            figs["redis"].append((rate, p99))
-            # about `secs` seconds, as wrk runs: from the median rate so far (one fast round
-            # would otherwise make the next, slower one run several times as long)
-            redis_n = max(1000, int(med([x[0] for x in figs["redis"]]) * secs))
-            rate, p99, err = wrk(procs, etcd.port, "/v3/kv/put", secs, etcd_put_lua, "etcd put")
-            figs["etcd"].append((rate, p99))
-            errors += [f"etcd put: {err}"] if err else []
-            log(f"(w) round {r + 1}: " + ", ".join(f"{k} {v[-1][0]:,.0f}/s p99 {v[-1][1]:.2f} ms"
-                                                   for k, v in figs.items()))
-        # the writes landed where they should
-        got = json.loads(http_call(servers[0].port, "GET", "/items/k1.json"))
-        if got != json.loads(PUT_BODY):
-            raise BenchError(f"rtdb serve: /items/k1 is {got!r} after the PUT load")
-        n = json.loads(etcd.etcdctl("get", "--prefix", "items/", "--keys-only", "--limit", "1", "-w", "json"))
-        n = int(n.get("count", 0))
-        if n != KEYS:
-            raise BenchError(f"etcd holds {n} keys under items/ after the put load, not {KEYS}")
-        rate = lambda k: med([x[0] for x in figs[k]])
-        p99 = lambda k: med([x[1] for x in figs[k]])
-        base = "baseline" if len(servers) > 1 else None
-        unit = f"{CONNECTIONS} connections, {secs} s × {cfg.rounds} rounds"
-        res.add(Row("durable writes: PUT vs SET (appendfsync always), throughput", "redis", unit, f_rate,
-                    rate("rtdb"), rate(base) if base else None, rate("redis"), goal=(">=", 0.7)))
-        res.add(Row("durable writes: PUT vs SET (appendfsync always), p99 latency", "redis", unit, f_ms,
-                    p99("rtdb"), p99(base) if base else None, p99("redis"), absolute=("<=", 1.5, "rtdb ≤ 1.5 ms")))
-        res.add(Row("durable writes: PUT vs etcd put (gRPC gateway), throughput", "etcd", unit, f_rate,
-                    rate("rtdb"), rate(base) if base else None, rate("etcd")))
-        res.add(Row("durable writes: PUT vs etcd put (gRPC gateway), p99 latency", "etcd", unit, f_ms,
-                    p99("rtdb"), p99(base) if base else None, p99("etcd")))
-        res.notes.append(f"(w) rtdb serve and etcd: wrk -t{THREADS} -c{CONNECTIONS} -d{secs}s with a Lua script "
-                         f"writing {PUT_BODY} to {KEYS} keys in turn (rtdb PUT /items/kN.json; etcd POST /v3/kv/put "
-                         "with base64 key and value). Redis: redis-benchmark -t set "
-                         f"-c {CONNECTIONS} --threads {THREADS} -r {KEYS} -d {len(PUT_BODY)} -n N (N set so a run "
-                         f"lasts about {secs} s), with --appendonly yes --appendfsync always. Per-round req/s: "
-                         + "; ".join(f"{k} " + "/".join(f"{x[0]:,.0f}" for x in v) for k, v in figs.items()))
-    if reads:
-        figs = {k: [] for k in [s.label for s in servers] + ["nginx", "etcd"]}
-        for r in range(cfg.rounds):
-            for s in servers:
-                rate, p99, err = rtdb_get(s)
-                figs[s.label].append((rate, p99))
-                errors += [f"rtdb ({s.label}) GET: {err}"] if err else []
-            for k, port, path, lua in (("nginx", nginx.port if nginx else 0, "/small.json", None),
-                                       ("etcd", etcd.port, "/v3/kv/range", etcd_get_lua)):
-                rate, p99, err = wrk(procs, port, path, secs, lua, f"{k} read")
-                figs[k].append((rate, p99))
-                errors += [f"{k} read: {err}"] if err else []
-            log(f"(r) round {r + 1}: " + ", ".join(f"{k} {v[-1][0]:,.0f}/s p99 {v[-1][1]:.2f} ms"
-                                                   for k, v in figs.items()))
-        rate = lambda k: med([x[0] for x in figs[k]])
-        p99 = lambda k: med([x[1] for x in figs[k]])
-        base = "baseline" if len(servers) > 1 else None
-        unit = f"{CONNECTIONS} keep-alive connections, {secs} s × {cfg.rounds} rounds"
-        res.add(Row(f"small reads: GET /small.json ({len(body)} bytes) vs static file, throughput", "nginx", unit,
-                    f_rate, rate("rtdb"), rate(base) if base else None, rate("nginx"), goal=(">=", 0.7)))
-        res.add(Row("small reads: GET vs static file, p99 latency", "nginx", unit, f_ms,
-                    p99("rtdb"), p99(base) if base else None, p99("nginx")))
-        res.add(Row("small reads: GET vs etcd range (gRPC gateway), throughput", "etcd", unit, f_rate,
-                    rate("rtdb"), rate(base) if base else None, rate("etcd")))
-        res.notes.append(f"(r) wrk -t{THREADS} -c{CONNECTIONS} -d{secs}s for all three; nginx serves the bytes rtdb "
-                         f"serve answers ({body.decode()}) as a file, one worker, no access log; etcd answers "
-                         "POST /v3/kv/range of one key holding the same bytes (linearizable, its default). "
-                         "Per-round req/s: " + "; ".join(f"{k} " + "/".join(f"{x[0]:,.0f}" for x in v)
-                                                        for k, v in figs.items()))
-    if errors:
-        res.notes.append("(w/r) wrk socket errors: " + "; ".join(errors))
-    for s in servers + [x for x in (redis, nginx, etcd) if x]:
-        s.stop()
+            bench_reads(procs, res, cfg, servers, nginx, etcd, body)
+    finally:
+        for s in servers + [x for x in (redis, nginx, etcd) if x]:
+            s.stop()
+    res.notes.append("(w/r) cores: the CPU time (user + system, all threads, from /proc/PID/stat) the server's "
+                     "processes used during the load (for nginx its master and workers) ÷ the load's duration, "
+                     f"median over the rounds; the load generators ran on the same {os.cpu_count()} cores")
 
 
 # ---------------------------------------------------------------------------------------------
