@@ -47,7 +47,7 @@ public struct HTTPRequest: Sendable {
 
     /// The parser's: every part already read from the head (nothing is split or parsed twice).
     init(method: String, target: String, rawPath: String, query: [(name: String, value: String)],
-         headers: [(name: String, value: String)], minorVersion: Int) {
+         headers: [(name: String, value: String)], minorVersion: Int, keepAlive: Bool) {
         self.method = method
         self.target = target
         self.rawPath = rawPath
@@ -56,21 +56,29 @@ public struct HTTPRequest: Sendable {
         self.trailers = []
         self.body = []
         self.minorVersion = minorVersion
-        self.keepAlive = HTTPRequest.keepAlive(headers: headers, minorVersion: minorVersion)
+        self.keepAlive = keepAlive
         self.expectsContinue = false
     }
 
     /// The first header named `name` (case-insensitive), or nil.
     public func header(_ name: String) -> String? {
-        let lower = ASCII.lowercased(name)
-        for h in headers where h.name == lower { return h.value }
-        return nil
+        // A server asks for several fields of every request: compared as bytes, lengths first,
+        // without a lowercased copy of the name.
+        var name = name
+        return name.withUTF8 { wanted in
+            for h in headers where ASCII.isLowercase(of: wanted, h.name) { return h.value }
+            return nil
+        }
     }
 
     /// Every value of the headers named `name` (case-insensitive), in order.
     public func headerValues(_ name: String) -> [String] {
-        let lower = ASCII.lowercased(name)
-        return headers.filter { $0.name == lower }.map(\.value)
+        var name = name
+        return name.withUTF8 { wanted in
+            var values: [String] = []
+            for h in headers where ASCII.isLowercase(of: wanted, h.name) { values.append(h.value) }
+            return values
+        }
     }
 
     /// The last query parameter named `name` (exact, case-sensitive), or nil.
@@ -111,14 +119,19 @@ public struct HTTPRequest: Sendable {
     static func keepAlive(headers: [(name: String, value: String)], minorVersion: Int) -> Bool {
         var close = false, keep = false
         for h in headers where h.name == "connection" {
-            for token in h.value.split(separator: ",") {
-                let t = ASCII.lowercased(ASCII.trimmed(String(token)))
-                if t == "close" { close = true }
-                if t == "keep-alive" { keep = true }
-            }
+            connectionOptions(h.value, close: &close, keepAlive: &keep)
         }
         if close { return false }
         return minorVersion >= 1 || keep
+    }
+
+    /// Notes the `close` and `keep-alive` options of one Connection field value.
+    static func connectionOptions(_ value: String, close: inout Bool, keepAlive: inout Bool) {
+        for token in value.split(separator: ",") {
+            let t = ASCII.lowercased(ASCII.trimmed(String(token)))
+            if t == "close" { close = true }
+            if t == "keep-alive" { keepAlive = true }
+        }
     }
 }
 
@@ -169,6 +182,33 @@ enum ASCII {
             for i in 0..<n where lower(bytes[i]) != l[i] { return false }
             return true
         }
+    }
+
+    /// Whether `lowercase` (a name as the parser keeps it, all lowercase) is `bytes` but for
+    /// ASCII case.
+    @inline(__always) static func isLowercase(of bytes: UnsafeBufferPointer<UInt8>, _ lowercase: String) -> Bool {
+        guard lowercase.utf8.count == bytes.count else { return false }
+        var lowercase = lowercase
+        return lowercase.withUTF8 { l in
+            for i in 0..<l.count where lower(bytes[i]) != l[i] { return false }
+            return true
+        }
+    }
+
+    /// Whether the bytes are exactly `text`.
+    @inline(__always) static func same(_ bytes: Slice<UnsafeBufferPointer<UInt8>>, _ text: StaticString) -> Bool {
+        let n = text.utf8CodeUnitCount, t = text.utf8Start, base = bytes.base, from = bytes.startIndex
+        guard bytes.count == n else { return false }
+        for i in 0..<n where base[from + i] != t[i] { return false }
+        return true
+    }
+
+    /// Whether the bytes are `lowercase` (all lowercase ASCII) but for ASCII case.
+    @inline(__always) static func sameIgnoringCase(_ bytes: Slice<UnsafeBufferPointer<UInt8>>, _ lowercase: StaticString) -> Bool {
+        let n = lowercase.utf8CodeUnitCount, t = lowercase.utf8Start, base = bytes.base, from = bytes.startIndex
+        guard bytes.count == n else { return false }
+        for i in 0..<n where lower(base[from + i]) != t[i] { return false }
+        return true
     }
 
     @inline(__always) static func isCapital(_ b: UInt8) -> Bool { b >= 0x41 && b <= 0x5A }

@@ -120,17 +120,22 @@ public struct HTTPRequestParser {
                 guard let end = try findBlankLine(limit: limits.maxHeaderBytes, what: "request head") else {
                     return nil
                 }
-                let head = try buffer.withUnsafeBufferPointer { try HTTPRequestParser.parseHead($0[start..<end], limits: limits) }
+                let (request, framing) = try buffer.withUnsafeBufferPointer { try HTTPRequestParser.parseHead($0[start..<end], limits: limits) }
                 start = end
                 scanFrom = 0
-                pending = head.request
+                if framing == .none || framing == .length(0) {
+                    // No body (most requests): the request goes out as parsed, never parked in
+                    // `pending` (each move of it there and back costs a copy).
+                    continueState = .none
+                    return request
+                }
+                pending = request
                 body = []
-                continueState = head.request.expectsContinue && head.framing != .none ? .needed : .none
-                switch head.framing {
+                continueState = request.expectsContinue ? .needed : .none
+                switch framing {
                 case .none:
                     return finish()
                 case .length(let n):
-                    if n == 0 { return finish() }
                     body.reserveCapacity(min(n, 1 << 20))
                     state = .fixed(remaining: n)
                 case .chunked:
@@ -177,10 +182,11 @@ public struct HTTPRequestParser {
     }
 
     private mutating func finish() -> HTTPRequest? {
-        guard var r = pending else { return nil }
-        r.body = body
-        pending = nil
-        body = []
+        // Moved out, not copied: `pending` and `body` are left empty.
+        var taken: HTTPRequest? = nil
+        swap(&taken, &pending)
+        guard var r = taken else { return nil }
+        swap(&r.body, &body)
         state = .head
         scanFrom = 0
         continueState = .none
@@ -200,19 +206,24 @@ public struct HTTPRequestParser {
     /// The end (exclusive) of the first blank line from `start`, i.e. of a field section,
     /// or nil when it has not arrived. Throws 431 once more than `limit` bytes are waiting.
     private mutating func findBlankLine(limit: Int, what: String) throws -> Int? {
-        var i = start + scanFrom
         let count = buffer.count
-        while i < count {
-            if buffer[i] == 0x0A {
-                if i + 1 >= count { break }
-                if buffer[i + 1] == 0x0A { return try within(i + 2, limit, what) }
-                if buffer[i + 1] == 0x0D {
-                    if i + 2 >= count { break }
-                    if buffer[i + 2] == 0x0A { return try within(i + 3, limit, what) }
+        // Read through a pointer: the checked subscript of the array cost more than the test.
+        let (found, i) = buffer.withUnsafeBufferPointer { b -> (Int?, Int) in
+            var i = start + scanFrom
+            while i < count {
+                if b[i] == 0x0A {
+                    if i + 1 >= count { break }
+                    if b[i + 1] == 0x0A { return (i + 2, i) }
+                    if b[i + 1] == 0x0D {
+                        if i + 2 >= count { break }
+                        if b[i + 2] == 0x0A { return (i + 3, i) }
+                    }
                 }
+                i += 1
             }
-            i += 1
+            return (nil, i)
         }
+        if let found { return try within(found, limit, what) }
         scanFrom = i - start
         if count - start > limit {
             throw HTTPParseError(status: 431, message: "the \(what) is longer than \(limit) bytes")
@@ -277,28 +288,6 @@ public struct HTTPRequestParser {
         return out
     }
 
-    /// Parses one field line `name: value`.
-    static func field(_ line: Bytes) throws -> (name: String, value: String) {
-        if line.first == 0x20 || line.first == 0x09 {
-            throw HTTPParseError(status: 400, message: "obsolete line folding in a header field")
-        }
-        guard let colon = line.firstIndex(of: UInt8(ascii: ":")) else {
-            throw HTTPParseError(status: 400, message: "a header line without ':'")
-        }
-        let name = line[line.startIndex..<colon]
-        if name.isEmpty || !name.allSatisfy(ASCII.isTokenChar) {
-            throw HTTPParseError(status: 400, message: "invalid header field name \(show(name))")
-        }
-        var lo = colon + 1, hi = line.endIndex
-        while lo < hi, line[lo] == 0x20 || line[lo] == 0x09 { lo += 1 }
-        while hi > lo, line[hi - 1] == 0x20 || line[hi - 1] == 0x09 { hi -= 1 }
-        let value = line[lo..<hi]
-        for b in value where (b < 0x20 && b != 0x09) || b == 0x7F {
-            throw HTTPParseError(status: 400, message: "invalid character in header field \(show(name))")
-        }
-        return (ASCII.lowercased(name), String(decoding: value, as: UTF8.self))
-    }
-
     /// A short printable form of protocol bytes for error messages.
     static func show<C: Collection<UInt8>>(_ bytes: C) -> String {
         var s = "\""
@@ -312,121 +301,6 @@ public struct HTTPRequestParser {
             }
         }
         return s + (bytes.count > 64 ? "…\"" : "\"")
-    }
-
-    static func parseHead(_ bytes: Bytes, limits: HTTPLimits) throws -> (request: HTTPRequest, framing: Framing) {
-        let lines = try lines(bytes)
-        guard let requestLine = lines.first else {
-            throw HTTPParseError(status: 400, message: "an empty request")
-        }
-        // Exactly two spaces: method, target, version.
-        guard let space1 = requestLine.firstIndex(of: 0x20),
-              let space2 = requestLine[(space1 + 1)...].firstIndex(of: 0x20),
-              !requestLine[(space2 + 1)...].contains(0x20) else {
-            throw HTTPParseError(status: 400, message: "a malformed request line")
-        }
-        let methodBytes = requestLine[..<space1], targetBytes = requestLine[(space1 + 1)..<space2]
-        let versionBytes = requestLine[(space2 + 1)...]
-        if methodBytes.isEmpty || !methodBytes.allSatisfy(ASCII.isTokenChar) {
-            throw HTTPParseError(status: 400, message: "invalid method \(show(methodBytes))")
-        }
-        let minor = try version(versionBytes)
-        let method = String(decoding: methodBytes, as: UTF8.self)
-        if targetBytes.isEmpty || !targetBytes.allSatisfy({ $0 > 0x20 && $0 < 0x7F && $0 != UInt8(ascii: "#") }) {
-            throw HTTPParseError(status: 400, message: "invalid request target")
-        }
-        let target = String(decoding: targetBytes, as: UTF8.self)
-        if !knownMethods.contains(method) {
-            throw HTTPParseError(status: 501, message: "method \(show(methodBytes)) is not implemented")
-        }
-        // Origin form ("/path"), which nearly every request uses, is known by its first byte.
-        let origin = targetBytes.first == UInt8(ascii: "/")
-        let absolute = !origin && {
-            let lowerTarget = ASCII.lowercased(String(target.prefix(8)))
-            return lowerTarget.hasPrefix("http://") || lowerTarget.hasPrefix("https://")
-        }()
-        if !(origin || absolute || (method == "OPTIONS" && target == "*")) {
-            throw HTTPParseError(status: 400, message: "invalid request target")
-        }
-
-        var headers: [(name: String, value: String)] = []
-        headers.reserveCapacity(lines.count - 1)
-        for line in lines.dropFirst() { headers.append(try field(line)) }
-
-        let split = HTTPRequest.splitTarget(target)
-        let query: [(name: String, value: String)]
-        do {
-            query = try PercentCoding.parseQuery(split.query)
-        } catch let e as PercentCoding.DecodingError {
-            throw HTTPParseError(status: 400, message: "malformed query string: \(e.message)")
-        }
-
-        var request = HTTPRequest(method: method, target: target, rawPath: split.path, query: query,
-                                  headers: headers, minorVersion: minor)
-
-        if minor >= 1 {
-            var hosts = 0
-            for h in headers where h.name == "host" { hosts += 1 }
-            if hosts == 0 { throw HTTPParseError(status: 400, message: "an HTTP/1.1 request without a Host header") }
-            if hosts > 1 { throw HTTPParseError(status: 400, message: "more than one Host header") }
-        }
-
-        for h in headers where h.name == "expect" {
-            guard minor >= 1 else { continue }
-            if ASCII.lowercased(h.value) == "100-continue" {
-                request.expectsContinue = true
-            } else {
-                throw HTTPParseError(status: 417, message: "unsupported expectation \(show(ArraySlice(h.value.utf8)))")
-            }
-        }
-
-        var length: (first: String, count: Int)? = nil
-        for h in headers where h.name == "content-length" { length = (length?.first ?? h.value, (length?.count ?? 0) + 1) }
-        var codings: [String] = []
-        for h in headers where h.name == "transfer-encoding" {
-            for c in h.value.split(separator: ",") {
-                let t = ASCII.lowercased(ASCII.trimmed(String(c)))
-                if !t.isEmpty { codings.append(t) }
-            }
-        }
-        let hasTE = headers.contains { $0.name == "transfer-encoding" }
-        if hasTE {
-            if minor == 0 {
-                throw HTTPParseError(status: 400, message: "Transfer-Encoding in an HTTP/1.0 request")
-            }
-            if length != nil {
-                throw HTTPParseError(status: 400, message: "both Content-Length and Transfer-Encoding are present")
-            }
-            guard codings.last == "chunked" else {
-                throw HTTPParseError(status: 400, message: "the body length is unknown: Transfer-Encoding does not end with chunked")
-            }
-            if codings.count > 1 {
-                let other = codings.first { $0 != "chunked" } ?? "chunked"
-                throw HTTPParseError(status: 501, message: "transfer coding \(show(ArraySlice(other.utf8))) is not implemented")
-            }
-            return (request, .chunked)
-        }
-        if let length, length.count > 1 {
-            throw HTTPParseError(status: 400, message: "more than one Content-Length header")
-        }
-        if let text = length?.first {
-            let digits = text.utf8
-            if digits.contains(UInt8(ascii: ",")) {
-                throw HTTPParseError(status: 400, message: "more than one Content-Length value")
-            }
-            if digits.isEmpty || !digits.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) {
-                throw HTTPParseError(status: 400, message: "invalid Content-Length \(show(ArraySlice(digits)))")
-            }
-            var n = 0
-            for d in digits {
-                n = n * 10 + Int(d - 0x30)
-                if n > limits.maxBodyBytes {
-                    throw HTTPParseError(status: 413, message: "the body is larger than \(limits.maxBodyBytes) bytes")
-                }
-            }
-            return (request, n == 0 ? .none : .length(n))
-        }
-        return (request, .none)
     }
 
     /// `HTTP/1.0` → 0, `HTTP/1.1` (or a later 1.x) → 1; another major version is 505.

@@ -18,12 +18,21 @@ public struct HTTPResponse: Sendable {
 
     /// A JSON body (`text` is already JSON) with `Content-Type: application/json; charset=utf-8`.
     public static func json(_ status: Int, _ text: String) -> HTTPResponse {
-        HTTPResponse(status: status, headers: [("Content-Type", jsonContentType)], body: Array(text.utf8))
+        HTTPResponse(status: status, headers: jsonHeaders(), body: Array(text.utf8))
     }
 
     /// `json` for a body already in bytes.
     public static func json(_ status: Int, bytes: [UInt8]) -> HTTPResponse {
-        HTTPResponse(status: status, headers: [("Content-Type", jsonContentType)], body: bytes)
+        HTTPResponse(status: status, headers: jsonHeaders(), body: bytes)
+    }
+
+    /// The content type, with room for the few fields a server adds to nearly every answer
+    /// (CORS, ETag, …) without growing the array again.
+    private static func jsonHeaders() -> [(name: String, value: String)] {
+        var headers: [(name: String, value: String)] = []
+        headers.reserveCapacity(4)
+        headers.append(("Content-Type", jsonContentType))
+        return headers
     }
 
     /// Firebase's error shape: `{"error":"…"}` with the message JSON-escaped.
@@ -53,54 +62,68 @@ public struct HTTPResponse: Sendable {
     /// one), `Connection: close` when `!keepAlive` (or `Connection: keep-alive` for an HTTP/1.0
     /// client that may keep the connection), the blank line, then the body (none for 1xx/204/304).
     public func serialize(keepAlive: Bool, minorVersion: Int = 1) -> [UInt8] {
-        var out = serializeHead(keepAlive: keepAlive, minorVersion: minorVersion, reserving: body.count)
-        if !HTTPResponse.bodyless(status) { out.append(contentsOf: body) }
-        return out
+        write(keepAlive: keepAlive, minorVersion: minorVersion, withBody: !HTTPResponse.bodyless(status), reserving: 0)
     }
 
     /// The status line and header fields of `serialize`, up to the blank line: a server that
     /// sends a huge body after it need not copy the body behind the head.
     public func serializeHead(keepAlive: Bool, minorVersion: Int = 1, reserving extra: Int = 0) -> [UInt8] {
-        var out: [UInt8] = []
-        out.reserveCapacity(128 + headers.count * 32 + extra)
-        JSONWriter.append("HTTP/1.1 " as StaticString, to: &out)
-        JSONWriter.appendInt(Int64(status), to: &out)
-        out.append(0x20)
-        append(HTTPResponse.reason(status), &out)
-        JSONWriter.append("\r\n" as StaticString, to: &out)
-        var hasLength = false
-        var hasConnection = false
-        for h in headers {
-            if ASCII.equals(h.name, lowercase: "content-length") { hasLength = true }
-            if ASCII.equals(h.name, lowercase: "connection") { hasConnection = true }
-            append(h.name, &out)
-            JSONWriter.append(": " as StaticString, to: &out)
-            append(h.value, &out)
-            JSONWriter.append("\r\n" as StaticString, to: &out)
-        }
-        let bodyless = HTTPResponse.bodyless(status)
-        if !bodyless && !hasLength {
-            JSONWriter.append("Content-Length: " as StaticString, to: &out)
-            JSONWriter.appendInt(Int64(body.count), to: &out)
-            JSONWriter.append("\r\n" as StaticString, to: &out)
-        }
-        if !hasConnection {
-            if !keepAlive {
-                JSONWriter.append("Connection: close\r\n" as StaticString, to: &out)
-            } else if minorVersion == 0 {
-                JSONWriter.append("Connection: keep-alive\r\n" as StaticString, to: &out)
-            }
-        }
-        JSONWriter.append("\r\n" as StaticString, to: &out)
-        return out
+        write(keepAlive: keepAlive, minorVersion: minorVersion, withBody: false, reserving: extra)
     }
 
-    @inline(__always) private func append(_ s: String, _ out: inout [UInt8]) {
-        JSONWriter.append(s, to: &out)
+    /// Every answer goes through here, so it measures the head first and writes it, and the
+    /// body after it, into one array of exactly that size: no growth, no generic appends.
+    private func write(keepAlive: Bool, minorVersion: Int, withBody: Bool, reserving extra: Int) -> [UInt8] {
+        let reason = HTTPResponse.reasonPhrase(status)
+        var hasLength = false
+        var hasConnection = false
+        var size = 9 + HeadWriter.digits(status) + 1 + reason.utf8CodeUnitCount + 2
+        for h in headers {
+            let n = h.name.utf8.count
+            // The lengths first: comparing the letters of every name would cost more.
+            if n == 14 && ASCII.equals(h.name, lowercase: "content-length") { hasLength = true }
+            if n == 10 && ASCII.equals(h.name, lowercase: "connection") { hasConnection = true }
+            size += n + 2 + h.value.utf8.count + 2
+        }
+        let writesLength = !HTTPResponse.bodyless(status) && !hasLength
+        if writesLength { size += 16 + HeadWriter.digits(body.count) + 2 }
+        let connection: StaticString? = hasConnection ? nil
+            : !keepAlive ? "Connection: close\r\n"
+            : minorVersion == 0 ? "Connection: keep-alive\r\n" : nil
+        if let connection { size += connection.utf8CodeUnitCount }
+        size += 2
+        let total = size + (withBody ? body.count : 0)
+        return [UInt8](unsafeUninitializedCapacity: total + extra) { buffer, count in
+            var w = HeadWriter(at: buffer.baseAddress!)
+            w.put("HTTP/1.1 " as StaticString)
+            w.put(status)
+            w.put(" " as StaticString)
+            w.put(reason)
+            w.put("\r\n" as StaticString)
+            for h in headers {
+                w.put(h.name)
+                w.put(": " as StaticString)
+                w.put(h.value)
+                w.put("\r\n" as StaticString)
+            }
+            if writesLength {
+                w.put("Content-Length: " as StaticString)
+                w.put(body.count)
+                w.put("\r\n" as StaticString)
+            }
+            if let connection { w.put(connection) }
+            w.put("\r\n" as StaticString)
+            if withBody { body.withUnsafeBufferPointer { w.put($0) } }
+            count = w.at - buffer.baseAddress!
+        }
     }
 
     /// The reason phrase for a status (RFC 9110's, "Unknown" for others).
     public static func reason(_ status: Int) -> String {
+        reasonPhrase(status).description
+    }
+
+    static func reasonPhrase(_ status: Int) -> StaticString {
         switch status {
         case 100: return "Continue"
         case 101: return "Switching Protocols"
@@ -132,6 +155,51 @@ public struct HTTPResponse: Sendable {
         case 505: return "HTTP Version Not Supported"
         default: return "Unknown"
         }
+    }
+}
+
+/// Writes the pieces of a response into memory already sized for them (`HTTPResponse.write`
+/// measures first): plain copies, no bounds to grow.
+struct HeadWriter {
+    private(set) var at: UnsafeMutablePointer<UInt8>
+
+    init(at start: UnsafeMutablePointer<UInt8>) { at = start }
+
+    mutating func put(_ s: StaticString) {
+        at.initialize(from: s.utf8Start, count: s.utf8CodeUnitCount)
+        at += s.utf8CodeUnitCount
+    }
+
+    mutating func put(_ bytes: UnsafeBufferPointer<UInt8>) {
+        guard let from = bytes.baseAddress else { return }
+        at.initialize(from: from, count: bytes.count)
+        at += bytes.count
+    }
+
+    mutating func put(_ s: String) {
+        var s = s
+        s.withUTF8 { put($0) }
+    }
+
+    /// A decimal number, `digits(n)` bytes.
+    mutating func put(_ n: Int) {
+        if n < 0 { put("-" as StaticString) }
+        var m = n.magnitude
+        let count = HeadWriter.digits(n) - (n < 0 ? 1 : 0)
+        var i = count
+        repeat {
+            i -= 1
+            at[i] = UInt8(ascii: "0") + UInt8(m % 10)
+            m /= 10
+        } while i > 0
+        at += count
+    }
+
+    /// How many bytes `put(n)` writes.
+    static func digits(_ n: Int) -> Int {
+        var m = n.magnitude, count = n < 0 ? 2 : 1
+        while m >= 10 { m /= 10; count += 1 }
+        return count
     }
 }
 

@@ -50,26 +50,29 @@ public enum PercentCoding {
     /// Empty pieces (`a=1&&b=2`) are skipped; a piece without `=` has the empty value.
     public static func parseQuery(_ query: String?) throws -> [(name: String, value: String)] {
         guard var query, !query.isEmpty else { return [] }
+        return try query.withUTF8 { try parseQuery(bytes: $0) }
+    }
+
+    /// `parseQuery` of a query string's bytes (a request parser's, read in place).
+    public static func parseQuery(bytes: UnsafeBufferPointer<UInt8>) throws -> [(name: String, value: String)] {
         // Split on the bytes, in place: a long token (`auth=…`) read as Characters cost more than
         // the rest of a request.
-        return try query.withUTF8 { bytes in
-            var out: [(name: String, value: String)] = []
-            var start = 0
-            while start < bytes.count {
-                let end = bytes[start...].firstIndex(of: UInt8(ascii: "&")) ?? bytes.count
-                if end > start {
-                    let piece = UnsafeBufferPointer(rebasing: bytes[start..<end])
-                    if let eq = piece.firstIndex(of: UInt8(ascii: "=")) {
-                        out.append((try decode(UnsafeBufferPointer(rebasing: piece[..<eq])),
-                                    try decode(UnsafeBufferPointer(rebasing: piece[(eq + 1)...]))))
-                    } else {
-                        out.append((try decode(piece), ""))
-                    }
+        var out: [(name: String, value: String)] = []
+        var start = 0
+        while start < bytes.count {
+            let end = bytes[start...].firstIndex(of: UInt8(ascii: "&")) ?? bytes.count
+            if end > start {
+                let piece = UnsafeBufferPointer(rebasing: bytes[start..<end])
+                if let eq = piece.firstIndex(of: UInt8(ascii: "=")) {
+                    out.append((try decode(UnsafeBufferPointer(rebasing: piece[..<eq])),
+                                try decode(UnsafeBufferPointer(rebasing: piece[(eq + 1)...]))))
+                } else {
+                    out.append((try decode(piece), ""))
                 }
-                start = end + 1
             }
-            return out
+            start = end + 1
         }
+        return out
     }
 
     /// Encodes everything except RFC 3986 unreserved characters (`A-Z a-z 0-9 - . _ ~`), as

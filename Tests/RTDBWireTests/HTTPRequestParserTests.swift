@@ -270,6 +270,83 @@ struct HTTPRequestParserTests {
         }
     }
 
+    @Test("a bare CR anywhere in the head is the error reported, whatever else is wrong", arguments: [
+        "G(T /x HTTP/1.1\r\nHost: h\r\nX-A: a\rb\r\n\r\n",          // invalid method
+        "BREW /x HTTP/1.1\r\nHost: h\r\nX-A: a\rb\r\n\r\n",         // unknown method
+        "GET /x HTTP/2.0\r\nHost: h\r\nX-A: a\rb\r\n\r\n",          // unsupported version
+        "GET /x HTTP/1.1\r\nBad Name: v\r\nX-A: a\rb\r\n\r\n",      // invalid field name first
+        "GET /x HTTP/1.1\r\nX-A: a\rb\r\n\r\n",                     // no Host
+        "GET /x?a=%zz HTTP/1.1\r\nHost: h\r\n\r\r\n\r\n",            // bad query, CR alone on a line
+    ])
+    func bareCRFirst(text: String) throws {
+        for split in [Int.max, 1] {
+            let e = try #require(parseAll(text, split: split).error)
+            #expect(e == HTTPParseError(status: 400, message: "a bare CR in the request head"), "\(text.debugDescription)")
+        }
+    }
+
+    @Test("the methods read are exactly the known ones, case-sensitive")
+    func methods() throws {
+        for m in HTTPRequestParser.knownMethods {
+            let (rs, err) = parseAll("\(m) /x HTTP/1.1\r\nHost: h\r\n\r\n")
+            #expect(err == nil)
+            #expect(rs.first?.method == m)
+        }
+        for m in ["get", "Get", "GETS", "GE", "PUTT", "OPTION", "DELETES", "TRACE"] {
+            #expect(parseAll("\(m) /x HTTP/1.1\r\nHost: h\r\n\r\n").error?.status == 501, "\(m)")
+        }
+    }
+
+    @Test("the fields that frame a request are known in any case")
+    func framingFieldsAnyCase() throws {
+        let (rs, err) = parseAll("PUT /x HTTP/1.1\r\nHOST: h\r\nCONTENT-length: 3\r\nCONNECTION: Close\r\n\r\nabc")
+        #expect(err == nil)
+        let r = try #require(rs.first)
+        #expect(bodyText(r) == "abc")
+        #expect(!r.keepAlive)
+        #expect(r.header("Host") == "h")
+        #expect(parseAll("GET /x HTTP/1.1\r\nHost: a\r\nhOsT: b\r\n\r\n").error?.message.contains("more than one Host") == true)
+        let chunked = parseAll("PUT /x HTTP/1.1\r\nHost: h\r\nTRANSFER-ENCODING: Chunked\r\n\r\n1\r\nz\r\n0\r\n\r\n")
+        #expect(chunked.error == nil)
+        #expect(chunked.requests.first.map(bodyText) == "z")
+        var p = HTTPRequestParser()
+        p.append(Array("PUT /x HTTP/1.1\r\nHost: h\r\nEXPECT: 100-Continue\r\nContent-Length: 2\r\n\r\n".utf8))
+        #expect(try p.next() == nil)
+        #expect(p.needsContinue)
+        // A name that only shares a length with one of them is just a field.
+        let same = parseAll("GET /x HTTP/1.1\r\nHost: h\r\nhosx: 1\r\nexpecx: nope\r\nconnectiox: close\r\n" +
+                            "content-lengtx: zz\r\ntransfer-encodinx: gzip\r\n\r\n")
+        #expect(same.error == nil)
+        #expect(same.requests.first?.keepAlive == true)
+    }
+
+    @Test("fields are looked up by name in any case, lengths and all")
+    func headerLookup() throws {
+        let (rs, _) = parseAll("GET /x HTTP/1.1\r\nHost: h\r\nAccept: a\r\nX-Long-Name: 1\r\naccept: b\r\nAcceptX: c\r\n\r\n")
+        let r = try #require(rs.first)
+        #expect(r.header("accept") == "a")
+        #expect(r.header("ACCEPT") == "a")
+        #expect(r.headerValues("Accept") == ["a", "b"])
+        #expect(r.header("x-long-name") == "1")
+        #expect(r.header("x-long-nam") == nil)
+        #expect(r.header("acceptx") == "c")
+        #expect(r.header("") == nil)
+        #expect(r.headerValues("nope").isEmpty)
+    }
+
+    @Test("path and query are cut from the target's bytes")
+    func pathAndQuery() throws {
+        let (rs, err) = parseAll("GET /a%20b.json?x=%41&&y&z=1=2 HTTP/1.1\r\nHost: h\r\n\r\nGET /? HTTP/1.1\r\nHost: h\r\n\r\n")
+        #expect(err == nil)
+        let r = try #require(rs.first)
+        #expect(r.target == "/a%20b.json?x=%41&&y&z=1=2")
+        #expect(r.rawPath == "/a%20b.json")
+        #expect(r.query.map(\.name) == ["x", "y", "z"])
+        #expect(r.query.map(\.value) == ["A", "", "1=2"])
+        #expect(rs.last?.rawPath == "/")
+        #expect(rs.last?.query.isEmpty == true)
+    }
+
     @Test("an error sticks: later calls throw the same error")
     func sticky() throws {
         var p = HTTPRequestParser()

@@ -46,6 +46,27 @@ struct HTTPResponseTests {
             .hasPrefix("HTTP/1.1 431 Request Header Fields Too Large\r\n"))
     }
 
+    @Test("the head and body are written whole, whatever the sizes of their parts", arguments: [0, 1, 9, 10, 99, 100, 12_345, 70_000])
+    func sizes(bodyBytes: Int) {
+        let body = [UInt8](repeating: UInt8(ascii: "x"), count: bodyBytes)
+        let r = HTTPResponse(status: 200, headers: [("X-Ünïcode", "välue ✓"), ("Empty", "")], body: body)
+        let expectedHead = "HTTP/1.1 200 OK\r\nX-Ünïcode: välue ✓\r\nEmpty: \r\nContent-Length: \(bodyBytes)\r\n"
+        #expect(text(r.serialize(keepAlive: true)) == expectedHead + "\r\n" + String(repeating: "x", count: bodyBytes))
+        #expect(text(r.serialize(keepAlive: false)) == expectedHead + "Connection: close\r\n\r\n" + String(repeating: "x", count: bodyBytes))
+        let head = r.serializeHead(keepAlive: true, reserving: bodyBytes)
+        #expect(text(head) == expectedHead + "\r\n")
+        #expect(head.capacity >= head.count + bodyBytes)
+    }
+
+    @Test("statuses of any width, and a Connection field set by the caller", arguments: [0, 7, 42, 999, 1000, -5])
+    func statuses(status: Int) {
+        let r = HTTPResponse(status: status, headers: [("connection", "upgrade")], body: Array("ab".utf8))
+        let s = text(r.serialize(keepAlive: false, minorVersion: 0))
+        let body = HTTPResponse.bodyless(status) ? "" : "Content-Length: 2\r\n"
+        #expect(s == "HTTP/1.1 \(status) \(HTTPResponse.reason(status))\r\nconnection: upgrade\r\n\(body)\r\n"
+            + (HTTPResponse.bodyless(status) ? "" : "ab"))
+    }
+
     @Test("the interim 100 Continue")
     func continueHead() {
         #expect(text(HTTPResponse.continueHead) == "HTTP/1.1 100 Continue\r\n\r\n")
