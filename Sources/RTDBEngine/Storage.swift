@@ -162,19 +162,24 @@ extension EmbeddedDatabase {
         let indexes = try storedIndexes(c)
         let work = indexes.isEmpty ? nil : try prepareIndexes(c, indexes, path)
         var enc = EmbeddedDatabase.encode(path)
+        var found: [(key: [UInt8], bytes: Int)] = []
+        let written = keepingSizes ? SizeRules.measure(value, &enc, threshold: sizeThreshold, found: &found) : (bytes: 0, isObject: false)
+        // In a file whose nodes all count less than the threshold, a write that keeps it so
+        // has nothing to do in `sizes` (RootSize.swift).
+        let small = keepingSizes ? try smallFileBound(c, growth: SizeRules.growthBound(enc, written)) : nil
         // (Removes a leaf above an empty node, as `removeAncestorLeaves` would.)
-        let size = keepingSizes ? try beginSizeChange(c, enc) : nil
+        let size = keepingSizes && small == nil ? try beginSizeChange(c, enc) : nil
         // A node that held a value has no leaf above it (a leaf has no rows below it): only a
         // write to an empty node can find a leaf above to replace.
-        if try !deleteSubtree(c, enc) { try removeAncestorLeaves(c, of: path) }
+        if try !deleteSubtree(c, enc), size == nil { try removeAncestorLeaves(c, of: path) }
         let rows = try LeafRows(c)
         try insert(rows, value, &enc)
         try rows.flush()
         if let size {
-            var found: [(key: [UInt8], bytes: Int)] = []
-            let written = SizeRules.measure(value, &enc, threshold: sizeThreshold, found: &found)
             try finishSizeChange(c, size, newBytes: written.bytes, newIsObject: written.isObject, found: found)
         }
+        if let small { c.facts.rootSize = .below(small) }
+        c.facts.writes += 1
         if value.isNull { try clearPrioritiesOfEmptiedAncestors(c, of: path) }
         if let work { try finishIndexes(c, work, path, value) }
     }
@@ -233,17 +238,17 @@ extension EmbeddedDatabase {
     }
 
     /// Removes a leaf at any proper ancestor of `path`: it would shadow a value written there.
+    /// One statement whatever the depth: such a leaf has no rows below it, so it is the last
+    /// row before the path, and a row whose key is a prefix of the path's is an ancestor
+    /// (segments are never prefixes of one another).
     func removeAncestorLeaves(_ c: Connection, of path: Path) throws {
         if path.isRoot { return }
-        let del = try c.statement("DELETE FROM data WHERE path = ?1")
-        var prefix: [UInt8] = []
-        del.bind(1, blob: prefix)
+        let del = try c.statement("""
+            DELETE FROM data WHERE path = (SELECT path FROM data WHERE path < ?1 ORDER BY path DESC LIMIT 1)
+            AND substr(?1, 1, length(path)) = path
+            """)
+        del.bind(1, blob: EmbeddedDatabase.encode(path))
         try del.run()
-        for key in path.keys.dropLast() {
-            StorageKey.append(key, to: &prefix)
-            del.bind(1, blob: prefix)
-            try del.run()
-        }
     }
 
     /// Deletes the rows of the encoded path and below it, in `data` and in `priorities`;
