@@ -238,16 +238,23 @@ extension EmbeddedDatabase {
     }
 
     /// Removes a leaf at any proper ancestor of `path`: it would shadow a value written there.
-    /// One statement whatever the depth: such a leaf has no rows below it, so it is the last
-    /// row before the path, and a row whose key is a prefix of the path's is an ancestor
-    /// (segments are never prefixes of one another).
+    /// Such a leaf has no rows below it, so it is the last row before the path, and a row whose
+    /// key is a prefix of the path's is an ancestor (segments are never prefixes of one
+    /// another): one seek whatever the depth, and a delete only when there is one.
     func removeAncestorLeaves(_ c: Connection, of path: Path) throws {
         if path.isRoot { return }
-        let del = try c.statement("""
-            DELETE FROM data WHERE path = (SELECT path FROM data WHERE path < ?1 ORDER BY path DESC LIMIT 1)
-            AND substr(?1, 1, length(path)) = path
-            """)
-        del.bind(1, blob: EmbeddedDatabase.encode(path))
+        let enc = EmbeddedDatabase.encode(path)
+        let before = try c.statement("SELECT path FROM data WHERE path < ?1 ORDER BY path DESC LIMIT 1")
+        before.bind(1, blob: enc)
+        var leaf: [UInt8]? = nil
+        if try before.step() {
+            let key = before.blob(0)
+            if key.count < enc.count && key.elementsEqual(enc[..<key.count]) { leaf = Array(key) }
+        }
+        before.reset()
+        guard let leaf else { return }
+        let del = try c.statement("DELETE FROM data WHERE path = ?1")
+        del.bind(1, blob: leaf)
         try del.run()
     }
 
