@@ -58,8 +58,21 @@ extension EmbeddedDatabase {
     }
 
     func writingInBatch<T>(_ body: (Connection) throws -> T) throws -> T {
+        let opening = !transaction.batchOpen
         try openBatchTransaction()
         let c = try writeConnection()
+        if opening {
+            // The write that opens the transaction needs no savepoint (most batches hold one
+            // write): rolling the transaction back undoes it alone, and the next write of the
+            // batch opens another.
+            do {
+                return try body(c)
+            } catch {
+                if !c.autocommit { try? c.exec("ROLLBACK") }
+                transaction.batchTransactionRolledBack()
+                throw error
+            }
+        }
         try c.run("SAVEPOINT one_write")
         do {
             let result = try body(c)

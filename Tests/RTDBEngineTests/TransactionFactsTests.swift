@@ -76,6 +76,32 @@ import RTDBCore
         #expect(try exported(t.another(), "/") == #"{"a":1,"q":3}"#)
     }
 
+    /// The write that opens a batch's transaction runs without a savepoint: when it fails, the
+    /// transaction is rolled back (nothing else is in it), and the batch's next write opens
+    /// another, which commits.
+    @Test func aFailedFirstWriteOfABatchIsUndoneAloneAndTheBatchGoesOn() throws {
+        let t = TempDatabase()
+        _ = try t.db.set(path("/kept"), .int(0))
+        t.db.beginBatch()
+        #expect(throws: RTDBError.self) {
+            _ = try t.db.writingInBatch { c in
+                try t.db.write(c, path("/p"), json(#"{"x":1,".priority":1}"#))
+                throw RTDBError(.internal, "failed halfway")
+            }
+        }
+        _ = try t.db.set(path("/q"), .int(3))
+        #expect(throws: RTDBError.self) {
+            _ = try t.db.writingInBatch { c in
+                try t.db.write(c, path("/r"), .int(1))
+                throw RTDBError(.internal, "failed halfway")
+            }
+        }
+        try t.db.commitBatch()
+        #expect(try exported(t.another(), "/") == #"{"kept":0,"q":3}"#)
+        let raw = try Connection(file: t.file, create: false, timeoutSeconds: 1)
+        #expect(try raw.integer("SELECT count(*) FROM priorities") == 0)
+    }
+
     /// A connection takes over what its last write transaction knew only while nobody else
     /// wrote the file: a priority, an index and a large value another handle wrote in between
     /// are seen by its next write.
