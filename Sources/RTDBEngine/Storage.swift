@@ -153,7 +153,8 @@ extension EmbeddedDatabase {
     /// Replaces the value at `path` with `value` (already resolved), its priorities included: a
     /// node written without one loses the one it had. Writing a `.priority` path sets or clears
     /// that node's priority only. A node left empty by the write loses its priority too.
-    /// `keepingSizes` false: the caller keeps `sizes` for a node above (`updateSizeChange`).
+    /// `keepingSizes` false: the caller keeps `sizes` for a node above (`updateSizeChange`), or
+    /// has found that its whole update leaves them alone (`smallFileBound`).
     func write(_ c: Connection, _ path: Path, _ value: Node, keepingSizes: Bool = true) throws {
         if path.isPriority {
             try writePriority(c, of: path.node, value)
