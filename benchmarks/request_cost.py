@@ -7,7 +7,8 @@ machine is doing, so two binaries can be compared on a busy machine.
 For each binary it runs `rtdb serve` under `valgrind --tool=callgrind` twice, once answering a
 few requests and once N more, on one kept-alive connection, and reports the difference divided
 by N: the cost of one request with start-up and shut-down taken out. Workloads: a small GET
-(`/small.json`), the same with `?ns=`, a small durable PUT, and the GET and PUT of run.sh's
+(`/small.json`), the same with `?ns=`, a small durable PUT (the same key again and again, and a
+new key under `/items` each time), and the GET and PUT of run.sh's
 rules goal (rules_bench.py: 50 rules, a signed-in user's unsigned ID token decoded on every
 request). Prints a Markdown table.
 """
@@ -28,11 +29,13 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import rules_bench  # noqa: E402
 
 TOKEN = rules_bench.mock_token("bench")
-# (label, method, target, body, with the 50 rules)
+# (label, method, target, body, with the 50 rules); `{n}` in a target is the request's number,
+# so that each request writes a key of its own.
 WORKLOADS = [
     ("GET /small.json", "GET", "/small.json", None, False),
     ("GET /small.json?ns=bench", "GET", "/small.json?ns=bench", None, False),
     ("PUT /w.json (durable)", "PUT", "/w.json", b'{"n":1}', False),
+    ("PUT /items/kN.json (durable, a new key each time)", "PUT", "/items/k{n}.json", b'{"n":1}', False),
     ("GET /small.json, 50 rules, signed in", "GET", "/small.json?auth=" + TOKEN, None, True),
     ("PUT /items/k1.json, 50 rules, signed in", "PUT", "/items/k1.json?auth=" + TOKEN,
      b'{"n":1,"text":"hi","owner":"bench"}', True),
@@ -61,8 +64,8 @@ def serve_and_count(rtdb, workdir, method, target, body, requests, rules):
         url = json.loads(line)["url"]
         host, port = url.split("//")[1].rsplit(":", 1)
         conn = http.client.HTTPConnection(host, int(port), timeout=60)
-        for _ in range(FEW + requests):
-            conn.request(method, target, body=body)
+        for n in range(FEW + requests):
+            conn.request(method, target.replace("{n}", str(n)), body=body)
             answer = conn.getresponse()
             answer.read()
             if answer.status != 200:
@@ -90,6 +93,7 @@ def main():
     parser.add_argument("rtdb")
     parser.add_argument("baseline", nargs="?")
     parser.add_argument("--requests", type=int, default=2000)
+    parser.add_argument("--only", metavar="TEXT", help="only the workloads whose label contains TEXT")
     args = parser.parse_args()
     if shutil.which("valgrind") is None:
         raise SystemExit("request_cost.py: valgrind is needed (apt-get install valgrind)")
@@ -105,6 +109,8 @@ def main():
         print(header)
         print("|" + "---|" * (len(binaries) + 1 + (1 if args.baseline else 0)))
         for label, method, target, body, rules in WORKLOADS:
+            if args.only and args.only not in label:
+                continue
             costs = [per_request(path, workdir, method, target, body, args.requests, rules) for _, path in binaries]
             cells = " | ".join(f"{c:,.0f}" for c in costs)
             ratio = f" | {costs[0] / costs[1]:.3f}× |" if args.baseline else " |"

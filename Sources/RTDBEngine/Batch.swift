@@ -25,7 +25,7 @@ extension EmbeddedDatabase {
         guard transaction.batchOpen else { return }
         let c = try writeConnection()
         do {
-            try c.exec("COMMIT")
+            try c.run("COMMIT")
         } catch {
             if !c.autocommit { try? c.exec("ROLLBACK") }
             throw error
@@ -44,10 +44,10 @@ extension EmbeddedDatabase {
     func openBatchTransaction() throws {
         if transaction.batchOpen { return }
         if transaction.batch?.waitsForLock != false {
-            try retryingWhileBusy { try writeConnection().exec("BEGIN IMMEDIATE") }
+            try retryingWhileBusy { try writeConnection().run("BEGIN IMMEDIATE") }
         } else {
             do {
-                try withoutLockWaits { try writeConnection().exec("BEGIN IMMEDIATE") }
+                try withoutLockWaits { try writeConnection().run("BEGIN IMMEDIATE") }
             } catch let e as RTDBError where e.code == .timeout {
                 // (`timeout` is SQLite's BUSY or LOCKED: the lock is another connection's.)
                 transaction.batchFoundLockBusy()
@@ -58,8 +58,21 @@ extension EmbeddedDatabase {
     }
 
     func writingInBatch<T>(_ body: (Connection) throws -> T) throws -> T {
+        let opening = !transaction.batchOpen
         try openBatchTransaction()
         let c = try writeConnection()
+        if opening {
+            // The write that opens the transaction needs no savepoint (most batches hold one
+            // write): rolling the transaction back undoes it alone, and the next write of the
+            // batch opens another.
+            do {
+                return try body(c)
+            } catch {
+                if !c.autocommit { try? c.exec("ROLLBACK") }
+                transaction.batchTransactionRolledBack()
+                throw error
+            }
+        }
         try c.run("SAVEPOINT one_write")
         do {
             let result = try body(c)

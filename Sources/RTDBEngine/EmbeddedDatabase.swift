@@ -331,10 +331,11 @@ public final class EmbeddedDatabase: Database {
         if transaction.batch != nil { return try writingInBatch(body) }
         return try retryingAfterFullDisk { try retryingWhileBusy {
             let c = try writeConnection()
-            try c.exec("BEGIN IMMEDIATE")
+            // (Kept prepared: parsing the two texts cost a durable write some 5,000 instructions.)
+            try c.run("BEGIN IMMEDIATE")
             do {
                 let result = try body(c)
-                try c.exec("COMMIT")
+                try c.run("COMMIT")
                 return result
             } catch {
                 c.noteFullDisk()
@@ -420,9 +421,19 @@ public final class EmbeddedDatabase: Database {
             (path: e.path, value: try ServerValues.resolve(e.value, at: path.appending(e.path), now: now) { try readForIncrement(c, $0) })
         }
         // Priorities last: a node created by this same update takes its new priority.
-        let size = try updateSizeChange(c, path)
-        for e in resolved where !e.path.isPriority { try write(c, path.appending(e.path), e.value, keepingSizes: size == nil) }
+        // In a file that stays below the threshold, nothing to keep in `sizes` (RootSize.swift).
+        let small = try smallFileBound(c, growth: resolved.reduce(0) { total, e in
+            if e.path.isPriority { return total }
+            var key = EmbeddedDatabase.encode(path.appending(e.path))
+            var found: [(key: [UInt8], bytes: Int)] = []
+            return total + SizeRules.growthBound(key, SizeRules.measure(e.value, &key, threshold: sizeThreshold, found: &found))
+        })
+        let size = small == nil ? try updateSizeChange(c, path) : nil
+        for e in resolved where !e.path.isPriority {
+            try write(c, path.appending(e.path), e.value, keepingSizes: small == nil && size == nil)
+        }
         if let size { try finishSizeChangeFromRows(c, size) }
+        if let small { c.facts.rootSize = .below(small) }
         for e in resolved where e.path.isPriority { try write(c, path.appending(e.path), e.value) }
         if !resolved.isEmpty {
             try log(c, resolved.count > EmbeddedDatabase.logMaxPaths ? [path] : resolved.map { path.appending($0.path) },

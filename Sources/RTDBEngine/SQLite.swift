@@ -113,6 +113,11 @@ public final class Connection {
     private var recent = [RecentStatement](repeating: RecentStatement(), count: 64)
     /// What the open write transaction knows already (TransactionFacts.swift).
     var facts = TransactionFacts()
+    /// The facts this connection's last write transaction committed, and the file's data
+    /// version right after (TransactionFacts.swift); nil once anything else may have happened.
+    var carriedFacts: (facts: TransactionFacts, version: UInt32)? = nil
+    /// A transaction begun with BEGIN IMMEDIATE is open (its COMMIT carries its facts).
+    var writeTransactionOpen = false
     /// The thread that may use the connection and its statements (shared with them: a
     /// statement may outlive this object, as SQLite keeps a closed connection's handle until
     /// its last statement is finalized).
@@ -180,16 +185,16 @@ public final class Connection {
     /// Runs statements that return no rows of interest.
     public func exec(_ sql: String) throws {
         assert(isOwnedByCurrentThread, "connection to \(file) used off the thread that owns it")
-        noteTransactionBoundary(sql)
-        let rc = sqlite3_exec(handle, sql, nil, nil, nil)
-        if rc != SQLITE_OK { throw error(rc, sql: sql) }
+        try crossingBoundary(sql) {
+            let rc = sqlite3_exec(handle, sql, nil, nil, nil)
+            if rc != SQLITE_OK { throw error(rc, sql: sql) }
+        }
     }
 
     /// Runs one short statement kept prepared: for what a hot path repeats on every request
     /// (`SAVEPOINT`, `RELEASE`, `BEGIN`, `COMMIT`), which `exec` would parse each time.
     public func run(_ sql: String) throws {
-        noteTransactionBoundary(sql)
-        try statement(sql).run()
+        try crossingBoundary(sql) { try statement(sql).run() }
     }
 
     /// A cached prepared statement, reset and with bindings cleared.

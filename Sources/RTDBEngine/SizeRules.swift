@@ -42,6 +42,21 @@ enum SizeRules {
         }
     }
 
+    /// The most a write of a value counting `written` at the encoded path `key` can add to the
+    /// root's count: the value, its member bytes there, and a member for every node above it
+    /// that may start to hold data by it (as objects, whose member counts a brace more). A
+    /// write of nothing adds nothing (it may only remove).
+    static func growthBound(_ key: [UInt8], _ written: (bytes: Int, isObject: Bool)) -> Int {
+        guard written.bytes > 0 else { return 0 }
+        var total = written.bytes
+        var start = 0
+        for end in segmentEnds(key) {
+            total += memberBytes(tag: key[start], segmentLength: end - start, isObject: true)
+            start = end
+        }
+        return total
+    }
+
     /// The least text of a stored leaf (column `column` of `s`): a string with its quotes, a
     /// boolean's four letters at least, an integer's digits and sign, a decimal number's one
     /// digit.

@@ -153,7 +153,8 @@ extension EmbeddedDatabase {
     /// Replaces the value at `path` with `value` (already resolved), its priorities included: a
     /// node written without one loses the one it had. Writing a `.priority` path sets or clears
     /// that node's priority only. A node left empty by the write loses its priority too.
-    /// `keepingSizes` false: the caller keeps `sizes` for a node above (`updateSizeChange`).
+    /// `keepingSizes` false: the caller keeps `sizes` for a node above (`updateSizeChange`), or
+    /// has found that its whole update leaves them alone (`smallFileBound`).
     func write(_ c: Connection, _ path: Path, _ value: Node, keepingSizes: Bool = true) throws {
         if path.isPriority {
             try writePriority(c, of: path.node, value)
@@ -162,19 +163,24 @@ extension EmbeddedDatabase {
         let indexes = try storedIndexes(c)
         let work = indexes.isEmpty ? nil : try prepareIndexes(c, indexes, path)
         var enc = EmbeddedDatabase.encode(path)
+        var found: [(key: [UInt8], bytes: Int)] = []
+        let written = keepingSizes ? SizeRules.measure(value, &enc, threshold: sizeThreshold, found: &found) : (bytes: 0, isObject: false)
+        // In a file whose nodes all count less than the threshold, a write that keeps it so
+        // has nothing to do in `sizes` (RootSize.swift).
+        let small = keepingSizes ? try smallFileBound(c, growth: SizeRules.growthBound(enc, written)) : nil
         // (Removes a leaf above an empty node, as `removeAncestorLeaves` would.)
-        let size = keepingSizes ? try beginSizeChange(c, enc) : nil
+        let size = keepingSizes && small == nil ? try beginSizeChange(c, enc) : nil
         // A node that held a value has no leaf above it (a leaf has no rows below it): only a
         // write to an empty node can find a leaf above to replace.
-        if try !deleteSubtree(c, enc) { try removeAncestorLeaves(c, of: path) }
+        if try !deleteSubtree(c, enc), size == nil { try removeAncestorLeaves(c, of: path) }
         let rows = try LeafRows(c)
         try insert(rows, value, &enc)
         try rows.flush()
         if let size {
-            var found: [(key: [UInt8], bytes: Int)] = []
-            let written = SizeRules.measure(value, &enc, threshold: sizeThreshold, found: &found)
             try finishSizeChange(c, size, newBytes: written.bytes, newIsObject: written.isObject, found: found)
         }
+        if let small { c.facts.rootSize = .below(small) }
+        c.facts.writes += 1
         if value.isNull { try clearPrioritiesOfEmptiedAncestors(c, of: path) }
         if let work { try finishIndexes(c, work, path, value) }
     }
@@ -233,17 +239,24 @@ extension EmbeddedDatabase {
     }
 
     /// Removes a leaf at any proper ancestor of `path`: it would shadow a value written there.
+    /// Such a leaf has no rows below it, so it is the last row before the path, and a row whose
+    /// key is a prefix of the path's is an ancestor (segments are never prefixes of one
+    /// another): one seek whatever the depth, and a delete only when there is one.
     func removeAncestorLeaves(_ c: Connection, of path: Path) throws {
         if path.isRoot { return }
-        let del = try c.statement("DELETE FROM data WHERE path = ?1")
-        var prefix: [UInt8] = []
-        del.bind(1, blob: prefix)
-        try del.run()
-        for key in path.keys.dropLast() {
-            StorageKey.append(key, to: &prefix)
-            del.bind(1, blob: prefix)
-            try del.run()
+        let enc = EmbeddedDatabase.encode(path)
+        let before = try c.statement("SELECT path FROM data WHERE path < ?1 ORDER BY path DESC LIMIT 1")
+        before.bind(1, blob: enc)
+        var leaf: [UInt8]? = nil
+        if try before.step() {
+            let key = before.blob(0)
+            if key.count < enc.count && key.elementsEqual(enc[..<key.count]) { leaf = Array(key) }
         }
+        before.reset()
+        guard let leaf else { return }
+        let del = try c.statement("DELETE FROM data WHERE path = ?1")
+        del.bind(1, blob: leaf)
+        try del.run()
     }
 
     /// Deletes the rows of the encoded path and below it, in `data` and in `priorities`;

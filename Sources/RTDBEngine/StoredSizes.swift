@@ -129,12 +129,24 @@ extension EmbeddedDatabase {
             : change.oldBytes + (SizeRules.memberBytes(lastSegmentOf: change.key, isObject: change.oldIsObject) ?? 0)
         let new = newBytes == 0 ? 0
             : newBytes + (SizeRules.memberBytes(lastSegmentOf: change.key, isObject: newIsObject) ?? 0)
-        try propagateSize(c, from: change.key, old: old, new: new)
+        let root = change.key.isEmpty ? RootChange.counts(newBytes) : try propagateSize(c, from: change.key, old: old, new: new)
+        switch root {
+        case .counts(let bytes): c.facts.rootSize = RootSize.exactly(bytes, threshold: threshold)
+        case .notGrown: break   // a bound stays one; `large` is only a hint
+        }
+    }
+
+    /// What a change did to the root's count, as far as its walk up learned.
+    enum RootChange {
+        /// The root counts this now.
+        case counts(Int)
+        /// Not more than before (a change that grows always learns the root's new count).
+        case notGrown
     }
 
     /// Carries a change of the node at `key` — its count plus its member bytes went from `old`
     /// to `new` — up through its ancestors.
-    private func propagateSize(_ c: Connection, from key: [UInt8], old: Int, new: Int) throws {
+    private func propagateSize(_ c: Connection, from key: [UInt8], old: Int, new: Int) throws -> RootChange {
         let threshold = sizeThreshold
         var ends = SizeRules.segmentEnds(key)
         // The child's change: exact while it grows (an ancestor not stored then needs it);
@@ -165,7 +177,7 @@ extension EmbeddedDatabase {
                 // Shrinking below the threshold: it stays below; it held the child's old data.
                 holds = try stillHolds || hasDescendants(c, ancestor)
             }
-            if ancestor.isEmpty { return }
+            if ancestor.isEmpty { return after.map { .counts($0) } ?? .notGrown }
             let member = SizeRules.memberBytes(lastSegmentOf: ancestor, isObject: true) ?? 0
             delta += member * ((holds ? 1 : 0) - (heldBefore ? 1 : 0))
             if let before, let after {
@@ -176,6 +188,8 @@ extension EmbeddedDatabase {
             stillHolds = holds
             child = ancestor
         }
+        // The change came to nothing before the root (or never reached it).
+        return .notGrown
     }
 
     /// The count of the node at `key` without the rows of its child `child` (their count is
@@ -213,6 +227,49 @@ extension EmbeddedDatabase {
         while try s.step() { sizes.add(key: s.blob(0), leafBytes: SizeRules.leafBytes(s, 1)) }
         sizes.finish()
         return sizes
+    }
+
+    // MARK: files that are all below the threshold
+
+    /// The root's count bound after a write that adds at most `growth` to it (`SizeRules.growthBound`),
+    /// when that write may leave `sizes` alone: the root is known to count less than the
+    /// threshold, and will after it (RootSize.swift). Nil: the write keeps `sizes` row by row.
+    /// Store the bound in `facts.rootSize` once the write is made.
+    func smallFileBound(_ c: Connection, growth: Int) throws -> Int? {
+        if c.autocommit { return nil }
+        if case .unknown = c.facts.rootSize {
+            // A handle's first write does not count the root: a one-off write would pay more
+            // for that than it saves (it counts the root again whenever another one wrote).
+            guard c.facts.writes > 0 else { return nil }
+            try learnRootSize(c)
+        }
+        guard case .below(let bound) = c.facts.rootSize else { return nil }
+        if bound + growth < sizeThreshold { return bound + growth }
+        // The bound only grows: count again (not more often than every quarter threshold of
+        // growth, `RootSize.large`).
+        try learnRootSize(c)
+        guard case .below(let exact) = c.facts.rootSize, exact + growth < sizeThreshold else { return nil }
+        return exact + growth
+    }
+
+    /// Counts the root (`facts.rootSize`): its stored size, or its rows, which count less than
+    /// the threshold when it has none, up to where it counts as large.
+    private func learnRootSize(_ c: Connection) throws {
+        if try storedSize(c, []) != nil {
+            c.facts.rootSize = .large
+            return
+        }
+        var count = ReadSizeBound(skip: 0)
+        let s = try c.statement("SELECT path, v FROM data ORDER BY path")
+        defer { s.reset() }
+        while try s.step() {
+            count.add(s)
+            if RootSize.isLarge(count.total, threshold: sizeThreshold) {
+                c.facts.rootSize = .large
+                return
+            }
+        }
+        c.facts.rootSize = .below(count.total)
     }
 
     /// `finishSizeChange` for a node whose rows were written from a stream: counted from its rows.

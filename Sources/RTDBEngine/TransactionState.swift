@@ -103,6 +103,12 @@ enum TransactionState {
         }
     }
 
+    /// The batch's transaction was rolled back while the batch goes on (its only write
+    /// failed): the next write of the batch opens another.
+    mutating func batchTransactionRolledBack() {
+        if case .batchOpen(let batch, let sharing) = self { self = .idle(sharing: sharing, batch: batch) }
+    }
+
     /// The batch ended (committed or rolled back): its transaction is closed.
     mutating func batchEnded() {
         switch self {

@@ -280,4 +280,31 @@ import RTDBTestSupport
         // A node below the threshold is counted: up to the cap.
         #expect(try t.db.jsonBytesAtLeast(path("/big/a"), stoppingAbove: 5) == 12)
     }
+
+    /// Many small writes on one handle, as serve makes them: while the file is small they leave
+    /// `sizes` alone (RootSize.swift), and the sizes are exact as it grows past the threshold,
+    /// shrinks below it and grows again.
+    @Test func smallWritesOnOneHandleKeepSizesExactAcrossTheThreshold() throws {
+        let t = TempDatabase()
+        t.db.sizeThreshold = 200
+        _ = try t.db.set(path("/items/k"), json(#"{"n":1}"#))
+        _ = try t.db.set(path("/items/k"), json(#"{"n":2}"#))
+        let small = try WriteStatementsTests.traced(t.db) { _ = try t.db.set(path("/items/k"), json(#"{"n":3}"#)) }
+        #expect(!small.contains { $0.contains("sizes") }, "\(small)")
+        var stored = 0
+        for round in 0..<2 {
+            for n in 0..<40 {
+                t.db.beginBatch()
+                _ = try t.db.set(path("/items/k\(n)"), json(#"{"n":1,"t":"xy"}"#))
+                _ = try t.db.update(path("/meta"), [(path("count"), .int(Int64(n)))])
+                try t.db.commitBatch()
+                stored = max(stored, try StoredSizesTests.expectExact(t.db, "round \(round), insert \(n)"))
+            }
+            for n in 0..<40 where n % 4 != 0 {
+                _ = try t.db.set(path("/items/k\(n)"), .null)
+                try StoredSizesTests.expectExact(t.db, "round \(round), remove \(n)")
+            }
+        }
+        #expect(stored >= 2)   // the file went past the threshold
+    }
 }

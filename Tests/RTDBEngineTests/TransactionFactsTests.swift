@@ -75,4 +75,53 @@ import RTDBCore
         try t.db.commitBatch()
         #expect(try exported(t.another(), "/") == #"{"a":1,"q":3}"#)
     }
+
+    /// The write that opens a batch's transaction runs without a savepoint: when it fails, the
+    /// transaction is rolled back (nothing else is in it), and the batch's next write opens
+    /// another, which commits.
+    @Test func aFailedFirstWriteOfABatchIsUndoneAloneAndTheBatchGoesOn() throws {
+        let t = TempDatabase()
+        _ = try t.db.set(path("/kept"), .int(0))
+        t.db.beginBatch()
+        #expect(throws: RTDBError.self) {
+            _ = try t.db.writingInBatch { c in
+                try t.db.write(c, path("/p"), json(#"{"x":1,".priority":1}"#))
+                throw RTDBError(.internal, "failed halfway")
+            }
+        }
+        _ = try t.db.set(path("/q"), .int(3))
+        #expect(throws: RTDBError.self) {
+            _ = try t.db.writingInBatch { c in
+                try t.db.write(c, path("/r"), .int(1))
+                throw RTDBError(.internal, "failed halfway")
+            }
+        }
+        try t.db.commitBatch()
+        #expect(try exported(t.another(), "/") == #"{"kept":0,"q":3}"#)
+        let raw = try Connection(file: t.file, create: false, timeoutSeconds: 1)
+        #expect(try raw.integer("SELECT count(*) FROM priorities") == 0)
+    }
+
+    /// A connection takes over what its last write transaction knew only while nobody else
+    /// wrote the file: a priority, an index and a large value another handle wrote in between
+    /// are seen by its next write.
+    @Test func factsOfAnEarlierTransactionLastOnlyUntilAnotherConnectionWrites() throws {
+        let t = TempDatabase()
+        t.db.sizeThreshold = 100
+        for n in 0..<3 { _ = try t.db.set(path("/a"), .int(Int64(n))) }   // no priorities, no indexes
+        let other = t.another()
+        other.sizeThreshold = 100
+        _ = try other.set(path("/b"), json(#"{"x":1,".priority":5}"#))
+        #expect(try other.addIndex(IndexDefinition(location: "/list", child: "x")))
+        _ = try other.set(path("/big"), .string(String(repeating: "z", count: 300)))
+        _ = try t.db.set(path("/b"), json(#"{"y":2}"#))                  // replaces its priority
+        _ = try t.db.set(path("/list/c"), json(#"{"x":3}"#))              // kept in the index
+        _ = try t.db.set(path("/big2"), .string(String(repeating: "z", count: 300)))
+        #expect(try exported(t.another(), "/b") == #"{"y":2}"#)
+        let raw = try Connection(file: t.file, create: false, timeoutSeconds: 1)
+        #expect(try raw.integer("SELECT count(*) FROM priorities") == 0)
+        #expect(try raw.integer("SELECT count(*) FROM index_entries") == 1)
+        try StoredSizesTests.expectExact(t.db, "after writes on both handles")
+        #expect(try raw.integer("SELECT count(*) FROM sizes") == 3)   // the root and both strings
+    }
 }

@@ -30,4 +30,14 @@ import Testing
         s.beginBatch(waitingForLock: true)
         #expect(s.batch?.lockBusy == false && s.batch?.waitsForLock == true)
     }
+
+    @Test func aBatchWhoseTransactionWasRolledBackGoesOnWithoutOne() {
+        var s = TransactionState.none
+        s.beginBatch(waitingForLock: false)
+        s.batchOpened()
+        s.batchTransactionRolledBack()
+        #expect(!s.batchOpen && s.batch?.waitsForLock == false)
+        s.batchOpened()
+        #expect(s.batchOpen)
+    }
 }
