@@ -158,6 +158,12 @@ public enum SocketIO {
 /// Makes `fd` non-blocking and close-on-exec.
 public func setNonBlocking(_ fd: Int32) {
     _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+    setCloseOnExec(fd)
+}
+
+/// Makes `fd` close-on-exec: a process started meanwhile (by any thread) does not keep it open,
+/// so closing it here really closes it.
+public func setCloseOnExec(_ fd: Int32) {
     _ = fcntl(fd, F_SETFD, fcntl(fd, F_GETFD) | FD_CLOEXEC)
 }
 

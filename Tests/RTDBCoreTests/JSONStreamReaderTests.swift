@@ -97,6 +97,9 @@ import Darwin
     @Test func aDescriptorSourceReadsItsPrefixThenTheRestAndSkipsAByteOrderMark() throws {
         var fds: [Int32] = [0, 0]
         #expect(pipe(&fds) == 0)
+        // Close-on-exec: a process another test starts meanwhile must not hold the write end
+        // open past its close (the read below would then never see the end).
+        for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
         let rest: [UInt8] = Array(#"2,3]"#.utf8)
         _ = rest.withUnsafeBytes { write(fds[1], $0.baseAddress, $0.count) }
         close(fds[1])

@@ -76,6 +76,7 @@ import Darwin
         let signal = CommitSignal(file: t.file, backend: backend)
         var fds: [Int32] = [-1, -1]
         try #require(pipe(&fds) == 0)
+        fds.forEach(setCloseOnExec)
         defer { _ = close(fds[1]) }
         _ = close(fds[0])
         let wake = signal.wait(nanos: 2_000_000_000, hangup: fds[1])

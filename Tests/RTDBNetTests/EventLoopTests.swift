@@ -71,6 +71,7 @@ struct EventLoopTests {
         let loop = try EventLoop()
         var fds: [Int32] = [-1, -1]
         #expect(pipe(&fds) == 0)
+        fds.forEach(setCloseOnExec)
         defer { close(fds[0]); close(fds[1]) }
         var reads = 0
         var turns = 0
@@ -102,6 +103,7 @@ struct ConnectionTests {
         var fds: [Int32] = [-1, -1]
         _ = socketpair(AF_UNIX, streamSocketType, 0, &fds)
         setNonBlocking(fds[0])
+        setCloseOnExec(fds[1])
         return (fds[0], fds[1])
     }
 

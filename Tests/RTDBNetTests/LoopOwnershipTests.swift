@@ -97,6 +97,8 @@ struct ClosedInReadinessTests {
         var fds: [Int32] = [-1, -1]
         try #require(socketpair(AF_UNIX, streamSocketType, 0, &fds) == 0)
         setNonBlocking(fds[0])
+        // A process another test starts meanwhile must not keep the peer open past its close.
+        setCloseOnExec(fds[1])
         let c = try SocketConnection(io: .plain(fds[0]), loop: loop)
         // More than the socket takes: the rest is queued and the connection waits for writable.
         c.send([UInt8](repeating: 0x61, count: 4 << 20))
@@ -121,6 +123,7 @@ struct ClosedInReadinessTests {
         try #require(socketpair(AF_UNIX, streamSocketType, 0, &fds) == 0)
         defer { close(fds[1]) }
         setNonBlocking(fds[0])
+        setCloseOnExec(fds[1])
         let c = try SocketConnection(io: .plain(fds[0]), loop: loop)
         var closes = 0
         c.onClose = { closes += 1 }

@@ -13,6 +13,7 @@ struct OutputSenderTests {
         var fds: [Int32] = [-1, -1]
         try #require(socketpair(AF_UNIX, streamSocketType, 0, &fds) == 0)
         setNonBlocking(fds[0])
+        setCloseOnExec(fds[1])
         return (fds[0], fds[1])
     }
 
