@@ -74,6 +74,10 @@ extension EmbeddedDatabase {
         if let stored = try storedSize(c, enc) {
             return SizeChange(key: enc, oldBytes: stored, oldIsObject: try leaf(c, at: enc) == nil, wasStored: true)
         }
+        let inTransaction = !c.autocommit
+        if inTransaction, let known = c.facts.counts[enc] {
+            return SizeChange(key: enc, oldBytes: known.bytes, oldIsObject: known.isObject, wasStored: false)
+        }
         var count = ReadSizeBound(skip: enc.count)
         var below = false
         let s = try range(c, StorageKey.subtree(enc), "SELECT path, v FROM data WHERE path >= ?1 AND path < ?2")
@@ -81,6 +85,9 @@ extension EmbeddedDatabase {
         while try s.step() {
             count.add(s)
             if !below && s.blob(0).count > enc.count { below = true }
+        }
+        if inTransaction {
+            c.facts.counts.remember(enc, KnownCounts.Count(bytes: count.total, isObject: below), threshold: sizeThreshold)
         }
         return SizeChange(key: enc, oldBytes: count.total, oldIsObject: below, wasStored: false)
     }
@@ -115,6 +122,12 @@ extension EmbeddedDatabase {
     func finishSizeChange(_ c: Connection, _ change: SizeChange, newBytes: Int, newIsObject: Bool,
                           found: [(key: [UInt8], bytes: Int)], replacingBelow: Bool = true) throws {
         let threshold = sizeThreshold
+        // The rows of the node changed: counts known below it are no longer sure, its own is
+        // the new one.
+        c.facts.counts.forgetSubtree(change.key)
+        if !c.autocommit && newBytes < threshold {
+            c.facts.counts.remember(change.key, KnownCounts.Count(bytes: newBytes, isObject: newIsObject), threshold: threshold)
+        }
         if replacingBelow && change.wasStored {
             // Only a stored node can have stored nodes below it (they count less than it).
             try range(c, StorageKey.subtree(change.key), "DELETE FROM sizes WHERE path >= ?1 AND path < ?2").run()
@@ -155,6 +168,7 @@ extension EmbeddedDatabase {
         var exact: (old: Int, new: Int)? = (old, new)
         var stillHolds = new > 0
         var child = key
+        let inTransaction = !c.autocommit
         while delta != 0, !ends.isEmpty {
             ends.removeLast()
             let ancestor = Array(key[..<(ends.last ?? 0)])
@@ -165,6 +179,15 @@ extension EmbeddedDatabase {
                 after = stored + delta
                 holds = stored + delta > 0
                 if stored + delta >= threshold { try storeSize(c, ancestor, stored + delta) } else { try dropSize(c, ancestor) }
+                if inTransaction && stored + delta < threshold { c.facts.counts.remember(ancestor, KnownCounts.Count(bytes: stored + delta, isObject: holds), threshold: threshold) }
+            } else if inTransaction, let known = c.facts.counts[ancestor] {
+                // Counted before in this transaction (KnownCounts): moved by the difference.
+                before = known.bytes
+                after = known.bytes + delta
+                heldBefore = known.bytes > 0
+                holds = known.bytes + delta > 0
+                if known.bytes + delta >= threshold { try storeSize(c, ancestor, known.bytes + delta) }
+                c.facts.counts.remember(ancestor, KnownCounts.Count(bytes: known.bytes + delta, isObject: holds), threshold: threshold)
             } else if delta > 0 {
                 // Counted less than the threshold: what it holds beside the child is scanned.
                 guard let exact else { throw RTDBError(.internal, "size of a growing node not known") }
@@ -173,6 +196,7 @@ extension EmbeddedDatabase {
                 after = rest + exact.new
                 heldBefore = rest + exact.old > 0
                 if rest + exact.new >= threshold { try storeSize(c, ancestor, rest + exact.new) }
+                if inTransaction { c.facts.counts.remember(ancestor, KnownCounts.Count(bytes: rest + exact.new, isObject: true), threshold: threshold) }
             } else {
                 // Shrinking below the threshold: it stays below; it held the child's old data.
                 holds = try stillHolds || hasDescendants(c, ancestor)
@@ -244,11 +268,16 @@ extension EmbeddedDatabase {
             try learnRootSize(c)
         }
         guard case .below(let bound) = c.facts.rootSize else { return nil }
-        if bound + growth < sizeThreshold { return bound + growth }
+        // The write leaves `sizes` alone, and the counts it would move with it.
+        if bound + growth < sizeThreshold {
+            c.facts.counts.forgetAll()
+            return bound + growth
+        }
         // The bound only grows: count again (not more often than every quarter threshold of
         // growth, `RootSize.large`).
         try learnRootSize(c)
         guard case .below(let exact) = c.facts.rootSize, exact + growth < sizeThreshold else { return nil }
+        c.facts.counts.forgetAll()
         return exact + growth
     }
 

@@ -29,6 +29,8 @@ struct TransactionFacts {
     var priorities = Rows.unknown
     /// What is known of the root's count (RootSize.swift).
     var rootSize = RootSize.unknown
+    /// Counts of nodes below the size threshold (KnownCounts.swift).
+    var counts = KnownCounts()
     /// Writes (`write`) made since these facts were gathered, in this transaction and, when
     /// they were taken over, in the earlier ones of this connection: a handle that writes
     /// again is worth learning the root's count for.

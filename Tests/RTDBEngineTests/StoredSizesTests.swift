@@ -111,14 +111,18 @@ import RTDBTestSupport
     }
 
     /// One random write of any kind, through `db`; a write the database refuses changes nothing.
-    static func randomWrite(_ db: EmbeddedDatabase, _ r: inout SeededRandom) -> String {
+    /// `imports` false: none of the streamed imports (they run a transaction of their own, so
+    /// not inside a batch).
+    static func randomWrite(_ db: EmbeddedDatabase, _ r: inout SeededRandom, imports: Bool = true) -> String {
         // Mostly a node that holds data (or a place beside or below one), so that writes
         // shrink, empty and replace nodes as often as they grow them.
         let at = r.next() % 3 == 0 ? randomPath(&r) : existingPath(db, &r)
         let value = randomValue(&r)
         let window = [16, 64, 4096][Int(r.next() % 3)]
         do {
-            switch r.next() % 13 {
+            var kind = r.next() % 13
+            if !imports && (6...8).contains(kind) { kind = 12 }
+            switch kind {
             case 0, 1:
                 _ = try db.set(at, value)
                 return "set \(at) \(text(value))"
@@ -200,6 +204,103 @@ import RTDBTestSupport
         }
         // The runs stored sizes to check (a threshold of 1 stores every node).
         #expect(storedAtSomePoint > 0)
+    }
+
+    /// Writes grouped in batches, as serve's group commit makes them, on a handle that keeps
+    /// what its transactions learned (`KnownCounts`, carried from one commit to the next), with
+    /// a second handle writing now and then; rolled-back batches among them. Every stored size
+    /// stays exact after every batch.
+    @Test(arguments: 0..<16)
+    func batchedWritesKeepEveryStoredSizeExact(seed: UInt64) throws {
+        var r = SeededRandom(seed &+ 1_000)
+        let t = TempDatabase()
+        let threshold = [40, 90, 250, 1_000][Int(seed % 4)]
+        t.db.sizeThreshold = threshold
+        let other = t.another()
+        other.sizeThreshold = threshold
+        _ = try t.db.set(.root, StoredSizesTests.randomValue(&r))
+        var history: [String] = []
+        for step in 0..<40 {
+            if r.next() % 6 == 0 {
+                history.append("other: " + StoredSizesTests.randomWrite(other, &r))
+                continue
+            }
+            t.db.beginBatch()
+            for _ in 0..<Int(1 + r.next() % 8) {
+                // Lists filling up (new keys, pushes) as well as anything else.
+                let at = StoredSizesTests.existingPath(t.db, &r)
+                switch r.next() % 4 {
+                case 0:
+                    let key = "n\(r.next() % 10_000)"
+                    _ = try? t.db.set(at.appending(key), StoredSizesTests.randomValue(&r))
+                    history.append("set \(at)/\(key)")
+                case 1:
+                    _ = try? t.db.push(at, [StoredSizesTests.randomLeaf(&r)])
+                    history.append("push \(at)")
+                default:
+                    history.append(StoredSizesTests.randomWrite(t.db, &r, imports: false))
+                }
+            }
+            if r.next() % 7 == 0 {
+                t.db.rollbackBatch()
+                history.append("rolled back")
+            } else {
+                try t.db.commitBatch()
+            }
+            try StoredSizesTests.expectExact(t.db, "seed \(seed) batch \(step): \(history.suffix(4))")
+        }
+    }
+
+    /// A write into a list below the threshold does not count the list's rows again when the
+    /// handle counted them already: its count moves by the difference (`KnownCounts`). The
+    /// first insert counts them; the next ones, and a push, do not.
+    @Test func insertsIntoAListCountItOnce() throws {
+        let t = TempDatabase()
+        t.db.sizeThreshold = 4_000
+        let other = t.another()
+        other.sizeThreshold = 4_000
+        // A root past the threshold (stored: writes keep `sizes`), a list well below it,
+        // written by another handle (this one knows nothing of them).
+        _ = try other.set(path("/filler"), .string(String(repeating: "f", count: 5_000)))
+        _ = try other.set(path("/list"), .object((0..<40).map { Node.Entry("k\($0)", .string("some text")) }))
+        // A range count: of the new key's own (empty) node, once per insert; of the rest of
+        // the list beside it, twice (before and after the key) when the list is counted.
+        let scan = "SELECT path, v FROM data WHERE path >= ?1 AND path < ?2"
+        func scans(_ statements: [String]) -> Int { statements.filter { $0 == scan }.count }
+        let first = try WriteStatementsTests.servedWrite(t.db, "/list/new0", .string("hello"))
+        #expect(scans(first) == 3, "\(first)")
+        for n in 1..<5 {
+            let next = try WriteStatementsTests.servedWrite(t.db, "/list/new\(n)", .string("hello"))
+            #expect(scans(next) == 1, "insert \(n): \(next)")
+        }
+        let pushed = try WriteStatementsTests.traced(t.db) {
+            t.db.beginBatch(waitingForLock: false)
+            _ = try t.db.push(path("/list"), [.string("pushed")])
+            try t.db.commitBatch()
+        }
+        #expect(scans(pushed) == 0, "push: \(pushed)")
+        try StoredSizesTests.expectExact(t.db, "inserts")
+        // Another handle's write: the next insert counts again (what this handle knew may be
+        // stale), and the sizes stay exact.
+        _ = try other.set(path("/list/k3"), .null)
+        let afterOther = try WriteStatementsTests.servedWrite(t.db, "/list/new9", .string("hello"))
+        #expect(scans(afterOther) == 3, "\(afterOther)")
+        try StoredSizesTests.expectExact(t.db, "after another handle's write")
+    }
+
+    /// A write that replaces a node forgets what its handle knew of the nodes below it: a count
+    /// kept from before would be moved by the next write below and stored once it crossed the
+    /// threshold, wrong.
+    @Test func aNodeReplacedForgetsTheCountsBelowIt() throws {
+        let t = TempDatabase()
+        t.db.sizeThreshold = 1_000
+        _ = try t.db.set(path("/filler"), .string(String(repeating: "f", count: 1_500)))
+        t.db.beginBatch()
+        _ = try t.db.set(path("/a/b"), .object((0..<12).map { Node.Entry("k\($0)", .string("twenty bytes of text")) }))
+        _ = try t.db.set(path("/a"), json(#"{"b":{"x":"small"}}"#))
+        _ = try t.db.set(path("/a/b/y"), .string(String(repeating: "y", count: 700)))
+        try t.db.commitBatch()
+        try StoredSizesTests.expectExact(t.db, "after the replaced node grew")
     }
 
     /// Removing the last child of a node too small to be stored removes that node from its
