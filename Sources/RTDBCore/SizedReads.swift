@@ -7,4 +7,15 @@ public protocol SizedReads: Database {
     /// pretty forms are larger still). The count stops once it passes `cap`: the work is in
     /// proportion to `min(size, cap)`, and a result above `cap` means "more than `cap`".
     func jsonBytesAtLeast(_ path: Path, stoppingAbove cap: Int) throws -> Int
+
+    /// `jsonBytesAtLeast(path, stoppingAbove: cap) > cap`, which a database that keeps the
+    /// sizes of its large nodes may answer without counting (a server asks it of every read,
+    /// to know where to answer it).
+    func jsonBytesExceed(_ path: Path, _ cap: Int) throws -> Bool
+}
+
+extension SizedReads {
+    public func jsonBytesExceed(_ path: Path, _ cap: Int) throws -> Bool {
+        try jsonBytesAtLeast(path, stoppingAbove: cap) > cap
+    }
 }

@@ -30,6 +30,23 @@ extension EmbeddedDatabase: SizedReads {
             return count.total
         }
     }
+
+    /// One lookup when `cap` is at least the threshold: every node counting that much is in
+    /// `sizes` (StoredSizes.swift), so a node that is not counts less than `cap`, and one that
+    /// is counts what is stored. Below the threshold, or in a file without `sizes`, the rows
+    /// are counted.
+    public func jsonBytesExceed(_ path: Path, _ cap: Int) throws -> Bool {
+        if path.isPriority { return false }
+        if cap >= sizeThreshold {
+            let enc = EmbeddedDatabase.encode(path)
+            let known: Bool? = try reading(nil) { c in
+                guard try sizeTableExists(c) else { return nil }
+                return (try storedSize(c, enc) ?? 0) > cap
+            }
+            if let known { return known }
+        }
+        return try jsonBytesAtLeast(path, stoppingAbove: cap) > cap
+    }
 }
 
 /// The count of one read, row by row. It is the compact JSON's size but for what it cannot

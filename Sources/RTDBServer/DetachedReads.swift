@@ -44,8 +44,8 @@ final class DetachedReads {
 
 extension RESTHandler {
     /// Whether `request` is a plain read (GET or HEAD of data, not a stream, not a page of
-    /// keys) of a value whose JSON is at least `DetachedReads.threshold` bytes. Costs a scan of
-    /// at most that many bytes of rows; anything it cannot tell (a bad request, an unknown
+    /// keys) of a value whose JSON is at least `DetachedReads.threshold` bytes. Costs a lookup
+    /// of the stored sizes (`SizedReads.jsonBytesExceed`); anything it cannot tell (a bad request, an unknown
     /// file) is answered on the loop as before.
     func isLargeRead(_ request: HTTPRequest) -> Bool {
         guard request.method == "GET" || request.method == "HEAD",
@@ -58,8 +58,8 @@ extension RESTHandler {
         if request.queryValue("shallow") == "true",
            request.query.contains(where: { RESTQuery.names.contains($0.name) }) { return false }
         guard let db = try? provider.database(namespace), let sized = db.capability(SizedReads.self),
-              let bound = try? sized.jsonBytesAtLeast(path, stoppingAbove: DetachedReads.threshold) else { return false }
-        return bound > DetachedReads.threshold
+              let large = try? sized.jsonBytesExceed(path, DetachedReads.threshold) else { return false }
+        return large
     }
 
     /// Refuses a plain read whose JSON is known, from its rows, to be past the response limit
@@ -68,7 +68,7 @@ extension RESTHandler {
         guard boundsReads, !shallow, !filtered, !c.silent,
               let sized = try c.database(provider).capability(SizedReads.self) else { return }
         let limit = sizeLimits.maxResponseBytes
-        if try sized.jsonBytesAtLeast(c.path, stoppingAbove: limit) > limit {
+        if try sized.jsonBytesExceed(c.path, limit) {
             throw RESTError(400, ServeLimits.responseTooLarge)
         }
     }

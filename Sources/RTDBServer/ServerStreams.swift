@@ -177,7 +177,7 @@ final class ServerStreams {
     /// that it opens with `openAway`. Never with no opener.
     func opensLarge(db: EmbeddedDatabase, path: Path) throws -> Bool {
         guard opener != nil else { return false }
-        return try db.jsonBytesAtLeast(path, stoppingAbove: StreamOpener.threshold) > StreamOpener.threshold
+        return try db.jsonBytesExceed(path, StreamOpener.threshold)
     }
 
     /// Opens a stream whose first value is read and rendered away from the loop

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import RTDBCore
+import RTDBTestSupport
 @testable import RTDBEngine
 
 /// `jsonBytesAtLeast` is what lets a server refuse a read without rendering it: it must never
@@ -63,5 +64,32 @@ import RTDBCore
         _ = try unstored.set(path("/users"), .object(children))
         let capped = try unstored.jsonBytesAtLeast(path("/users"), stoppingAbove: 1_000)
         #expect(capped > 1_000 && capped < 1_100, "\(capped)")
+    }
+
+    /// `jsonBytesExceed` answers what the count answers, for every node of random trees and
+    /// caps on both sides of the threshold, and past the threshold it reads no row of `data`
+    /// (a server asks it of every read).
+    @Test(arguments: 0..<6)
+    func exceedingAgreesWithTheCountAndLooksUpPastTheThreshold(seed: UInt64) throws {
+        var r = SeededRandom(seed &+ 77)
+        let t = TempDatabase()
+        t.db.sizeThreshold = [40, 90, 250][Int(seed % 3)]
+        for _ in 0..<30 {
+            _ = try? t.db.set(StoredSizesTests.randomPath(&r), StoredSizesTests.randomValue(&r))
+        }
+        let threshold = t.db.sizeThreshold
+        var paths: [Path] = [.root, path("/nothing/here")]
+        for _ in 0..<40 { paths.append(StoredSizesTests.existingPath(t.db, &r)) }
+        for at in paths {
+            for cap in [1, threshold / 2, threshold - 1, threshold, threshold + 7, 3 * threshold, 20 * threshold] {
+                let counted = try t.db.jsonBytesAtLeast(at, stoppingAbove: cap) > cap
+                #expect(try t.db.jsonBytesExceed(at, cap) == counted, "seed \(seed): \(at) cap \(cap)")
+            }
+        }
+        let statements = try WriteStatementsTests.traced(t.db) {
+            for at in paths { _ = try t.db.jsonBytesExceed(at, threshold) }
+        }
+        #expect(!statements.contains { $0.contains("FROM data") }, "\(statements)")
+        #expect(statements.contains { $0.contains("FROM sizes") })
     }
 }
