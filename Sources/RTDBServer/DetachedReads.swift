@@ -51,7 +51,7 @@ extension RESTHandler {
         guard request.method == "GET" || request.method == "HEAD",
               request.header("x-http-method-override") == nil, request.queryValue("x-http-method-override") == nil,
               !wantsStream(request), !request.rawPath.hasSuffix("/.settings/rules.json"),
-              let target = try? RESTTarget(rawPath: request.rawPath), case .data(let path) = target,
+              let target = try? self.target(of: request.rawPath), case .data(let path) = target,
               let namespace = try? self.namespace(request)
         else { return false }
         // A shallow page of keys seeks to each key: cheap whatever the size below.

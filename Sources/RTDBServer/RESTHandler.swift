@@ -63,6 +63,8 @@ public final class RESTHandler {
     var pushIDs = PushIDGenerator()
     /// The namespace of requests that name none (no `ns`, no usable host label).
     public var defaultNamespace = "fake-server"
+    /// The last path parsed into a target (`target(of:)`).
+    private var lastTarget: (rawPath: String, target: RESTTarget)? = nil
 
     public init(provider: NamespaceProvider, secret: String?) {
         self.provider = provider
@@ -86,6 +88,17 @@ public final class RESTHandler {
     }
 
     static let allowedMethods = "GET, HEAD, PUT, POST, PATCH, DELETE, OPTIONS"
+
+    /// What a request path names (`RESTTarget`), which depends on the path alone: the last one
+    /// parsed is kept, since the server parses a read's path twice (`isLargeRead`, then
+    /// `route`) and clients send the same paths again and again. A path that fails to parse is
+    /// parsed, and fails, every time.
+    func target(of rawPath: String) throws -> RESTTarget {
+        if let last = lastTarget, last.rawPath == rawPath { return last.target }
+        let target = try RESTTarget(rawPath: rawPath)
+        lastTarget = (rawPath, target)
+        return target
+    }
 
     /// Parameters accepted on every method.
     static let commonParameters: Set<String> = ["auth", "access_token", "auth_variable_override", "ns", "print",
@@ -124,14 +137,14 @@ public final class RESTHandler {
             if !known { throw RESTError(400, "unknown query parameter \(Limits.quote(q.name))") }
         }
         let namespace = try self.namespace(request)
-        if rulesPath, case .rules = try RESTTarget(rawPath: request.rawPath) {
+        if rulesPath, case .rules = try target(of: request.rawPath) {
             return .response(try rulesEndpoint(request, method: method, namespace: namespace))
         }
         if let page = RESTHandler.coveragePage(request.rawPath) {
             return .response(try coverageEndpoint(request, method: method, namespace: namespace, page: page))
         }
         let principal = try self.principal(request, namespace: namespace)
-        let target = try RESTTarget(rawPath: request.rawPath)
+        let target = try self.target(of: request.rawPath)
         try checkParameters(request, method: method)
 
         switch target {

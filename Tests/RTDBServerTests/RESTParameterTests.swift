@@ -28,6 +28,29 @@ struct RESTParameterTests {
         #expect(patch.text == "{\n  \"a/b\" : 1\n}")
     }
 
+    @Test("the kept target of the last path answers what parsing the path answers, failures included")
+    func keptTarget() throws {
+        let h = Harness()
+        let paths = ["/a/b.json", "/a/b.json", "/.json", "/a%2Fb.json", "/a/b.json", "/x.txt", "/x.txt", "/a/.priority.json",
+                     "/.settings/rules.json", "/a/b%2.json", "/a/b%2.json", "/.inspect/databases.json", "/.info/connected.json",
+                     "/a/b.json", "/a.b/c.json", "/a/b.json"]
+        for p in paths {
+            let expected = Result { try RESTTarget(rawPath: p) }
+            let kept = Result { try h.handler.target(of: p) }
+            switch (expected, kept) {
+            case (.success(let a), .success(let b)): #expect(a == b, "\(p)")
+            case (.failure(let a as RESTError), .failure(let b as RESTError)):
+                #expect(a.status == b.status && a.message == b.message, "\(p)")
+            default: Issue.record("\(p): \(expected) against \(kept)")
+            }
+        }
+        // Through requests: a read after a refused path, then the path again.
+        h.send("PUT", "/a/b.json", "1")
+        #expect(h.send("GET", "/a/b%2.json").status == 400)
+        #expect(h.send("GET", "/a/b.json").text == "1")
+        #expect(h.send("GET", "/a/b.json").text == "1")
+    }
+
     @Test("print must be pretty or silent; silent works on every method")
     func printValues() {
         let h = Harness()
