@@ -74,8 +74,7 @@ extension EmbeddedDatabase {
         if let stored = try storedSize(c, enc) {
             return SizeChange(key: enc, oldBytes: stored, oldIsObject: try leaf(c, at: enc) == nil, wasStored: true)
         }
-        let inTransaction = !c.autocommit
-        if inTransaction, let known = c.facts.counts[enc] {
+        if let known = knownCount(c, enc) {
             return SizeChange(key: enc, oldBytes: known.bytes, oldIsObject: known.isObject, wasStored: false)
         }
         var count = ReadSizeBound(skip: enc.count)
@@ -86,9 +85,7 @@ extension EmbeddedDatabase {
             count.add(s)
             if !below && s.blob(0).count > enc.count { below = true }
         }
-        if inTransaction {
-            c.facts.counts.remember(enc, KnownCounts.Count(bytes: count.total, isObject: below), threshold: sizeThreshold)
-        }
+        keepCount(c, enc, bytes: count.total, isObject: below)
         return SizeChange(key: enc, oldBytes: count.total, oldIsObject: below, wasStored: false)
     }
 
@@ -125,9 +122,7 @@ extension EmbeddedDatabase {
         // The rows of the node changed: counts known below it are no longer sure, its own is
         // the new one.
         c.facts.counts.forgetSubtree(change.key)
-        if !c.autocommit && newBytes < threshold {
-            c.facts.counts.remember(change.key, KnownCounts.Count(bytes: newBytes, isObject: newIsObject), threshold: threshold)
-        }
+        keepCount(c, change.key, bytes: newBytes, isObject: newIsObject)
         if replacingBelow && change.wasStored {
             // Only a stored node can have stored nodes below it (they count less than it).
             try range(c, StorageKey.subtree(change.key), "DELETE FROM sizes WHERE path >= ?1 AND path < ?2").run()
@@ -168,7 +163,6 @@ extension EmbeddedDatabase {
         var exact: (old: Int, new: Int)? = (old, new)
         var stillHolds = new > 0
         var child = key
-        let inTransaction = !c.autocommit
         while delta != 0, !ends.isEmpty {
             ends.removeLast()
             let ancestor = Array(key[..<(ends.last ?? 0)])
@@ -179,15 +173,15 @@ extension EmbeddedDatabase {
                 after = stored + delta
                 holds = stored + delta > 0
                 if stored + delta >= threshold { try storeSize(c, ancestor, stored + delta) } else { try dropSize(c, ancestor) }
-                if inTransaction && stored + delta < threshold { c.facts.counts.remember(ancestor, KnownCounts.Count(bytes: stored + delta, isObject: holds), threshold: threshold) }
-            } else if inTransaction, let known = c.facts.counts[ancestor] {
+                keepCount(c, ancestor, bytes: stored + delta, isObject: holds)
+            } else if let known = knownCount(c, ancestor) {
                 // Counted before in this transaction (KnownCounts): moved by the difference.
                 before = known.bytes
                 after = known.bytes + delta
                 heldBefore = known.bytes > 0
                 holds = known.bytes + delta > 0
                 if known.bytes + delta >= threshold { try storeSize(c, ancestor, known.bytes + delta) }
-                c.facts.counts.remember(ancestor, KnownCounts.Count(bytes: known.bytes + delta, isObject: holds), threshold: threshold)
+                keepCount(c, ancestor, bytes: known.bytes + delta, isObject: holds)
             } else if delta > 0 {
                 // Counted less than the threshold: what it holds beside the child is scanned.
                 guard let exact else { throw RTDBError(.internal, "size of a growing node not known") }
@@ -196,7 +190,7 @@ extension EmbeddedDatabase {
                 after = rest + exact.new
                 heldBefore = rest + exact.old > 0
                 if rest + exact.new >= threshold { try storeSize(c, ancestor, rest + exact.new) }
-                if inTransaction { c.facts.counts.remember(ancestor, KnownCounts.Count(bytes: rest + exact.new, isObject: true), threshold: threshold) }
+                keepCount(c, ancestor, bytes: rest + exact.new, isObject: true)
             } else {
                 // Shrinking below the threshold: it stays below; it held the child's old data.
                 holds = try stillHolds || hasDescendants(c, ancestor)
@@ -214,6 +208,19 @@ extension EmbeddedDatabase {
         }
         // The change came to nothing before the root (or never reached it).
         return .notGrown
+    }
+
+    /// A count of the node at `key` this write transaction knows (KnownCounts.swift); none
+    /// outside a transaction, where each statement is a transaction of its own.
+    private func knownCount(_ c: Connection, _ key: [UInt8]) -> KnownCounts.Count? {
+        c.autocommit ? nil : c.facts.counts[key]
+    }
+
+    /// Keeps the exact count of the node at `key` for the rest of the transaction (and the
+    /// commits it is carried to), when it is worth keeping; forgets any other it had.
+    private func keepCount(_ c: Connection, _ key: [UInt8], bytes: Int, isObject: Bool) {
+        if c.autocommit { return }
+        c.facts.counts.remember(key, KnownCounts.Count(bytes: bytes, isObject: isObject), threshold: sizeThreshold)
     }
 
     /// The count of the node at `key` without the rows of its child `child` (their count is
