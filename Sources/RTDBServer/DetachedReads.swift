@@ -50,7 +50,7 @@ extension RESTHandler {
     func isLargeRead(_ request: HTTPRequest) -> Bool {
         guard request.method == "GET" || request.method == "HEAD",
               request.header("x-http-method-override") == nil, request.queryValue("x-http-method-override") == nil,
-              !wantsStream(request), !request.rawPath.hasSuffix("/.settings/rules.json"),
+              !RESTHandler.wantsStream(request), !request.rawPath.hasSuffix("/.settings/rules.json"),
               let target = try? self.target(of: request.rawPath), case .data(let path) = target,
               let namespace = try? self.namespace(request)
         else { return false }

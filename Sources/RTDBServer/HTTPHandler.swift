@@ -39,7 +39,7 @@ final class HTTPHandler {
     }
 
     static func isStream(_ r: HTTPRequest) -> Bool {
-        r.method == "GET" && (r.header("accept")?.contains("text/event-stream") ?? false)
+        r.method == "GET" && RESTHandler.wantsStream(r)
     }
 
     /// A read: a response, or a stream to open.

@@ -47,12 +47,10 @@ public final class RESTHandler {
     /// Plain reads are first bounded from their rows and refused past the response limit
     /// without rendering (set on the copies that answer large reads, DetachedReads.swift).
     var boundsReads = false
-    /// Rules put at run time, by the data they govern (`NamespaceProvider.rulesScope`): they
-    /// replace `security.rules` for every namespace that names that data.
-    var namespaceRules: [String: RuleSet] = [:]
-    /// The scopes whose stored rules were read (into `namespaceRules`, when they had some): a
-    /// file's are read once, when the server first needs its rules (RESTRules.swift).
-    var storedRulesRead: Set<String> = []
+    /// Rules put at run time or stored with the data, by the data they govern
+    /// (`NamespaceProvider.rulesScope`): they replace `security.rules` for every namespace that
+    /// names that data. Shared with this handler's copies (RulesTable.swift).
+    let rulesTable: RulesTable
     /// Called with the namespace after its rules change (the server re-checks its streams).
     public var onRulesChanged: ((String) -> Void)?
     /// Milliseconds since the Unix epoch: the rules' `now` and the writes' timestamps.
@@ -66,18 +64,21 @@ public final class RESTHandler {
     /// The last path parsed into a target (`target(of:)`).
     private var lastTarget: (rawPath: String, target: RESTTarget)? = nil
 
-    public init(provider: NamespaceProvider, secret: String?) {
-        self.provider = provider
-        self.secret = secret
+    public convenience init(provider: NamespaceProvider, secret: String?) {
+        self.init(provider: provider, secret: secret, rules: RulesTable())
     }
 
-    /// A handler with the same settings and rules over `provider`, for one request on another
-    /// thread (DetachedWrites): it shares no mutable state with this one.
+    init(provider: NamespaceProvider, secret: String?, rules: RulesTable) {
+        self.provider = provider
+        self.secret = secret
+        self.rulesTable = rules
+    }
+
+    /// A handler with the same settings over `provider`, for another thread (a detached read
+    /// or write, another loop): it shares only the rules table with this one, which is locked.
     func detachedCopy(provider: NamespaceProvider) -> RESTHandler {
-        let h = RESTHandler(provider: provider, secret: secret)
+        let h = RESTHandler(provider: provider, secret: secret, rules: rulesTable)
         h.security = security
-        h.namespaceRules = namespaceRules
-        h.storedRulesRead = storedRulesRead
         h.sizeLimits = sizeLimits
         h.clock = clock
         // A generator of its own (a copy would continue this one's sequence and could repeat
@@ -168,7 +169,7 @@ public final class RESTHandler {
         case .priority(let path):
             // The node's priority, as a pseudo-child; the rules of
             // the node apply.
-            if wantsStream(request) { throw RESTError(400, "streaming a .priority path is not supported") }
+            if RESTHandler.wantsStream(request) { throw RESTError(400, "streaming a .priority path is not supported") }
             let context = Context(request: request, namespace: namespace, path: path.appending(Path.priorityKey), principal: principal)
             switch method {
             case "GET", "HEAD": return try get(context, method: method)
@@ -360,7 +361,9 @@ public final class RESTHandler {
         }
     }
 
-    func wantsStream(_ request: HTTPRequest) -> Bool {
+    /// Whether `request` asks for an event stream: any of its `Accept` headers names
+    /// `text/event-stream` (a client may send several, `application/json` first).
+    static func wantsStream(_ request: HTTPRequest) -> Bool {
         request.headerValues("accept").contains { $0.lowercased().contains("text/event-stream") }
     }
 

@@ -19,7 +19,7 @@ extension RESTHandler {
         let filtered = query.map(RESTHandler.hasFilter) ?? false
         let access = try authorizeRead(c, c.principal, query: query)
 
-        if method == "GET" && wantsStream(r) {
+        if method == "GET" && RESTHandler.wantsStream(r) {
             for name in ["callback", "download"] where r.queryValue(name) != nil {
                 throw RESTError(400, "\(name) is not accepted on a stream")
             }

@@ -129,7 +129,7 @@ extension RESTHandler {
     static let unparsableToken = RESTError(401, "Could not parse auth token.")
 
     /// Whether any rules are loaded, for any data.
-    var hasRules: Bool { security.rules != nil || !namespaceRules.isEmpty }
+    var hasRules: Bool { security.rules != nil || !rulesTable.isEmpty }
 
     /// The rules in force for `namespace` (nil: none loaded): those last set for the data it
     /// names, under whatever name they were set, or else those stored with it by an earlier
@@ -137,25 +137,20 @@ extension RESTHandler {
     func rules(for namespace: String) -> RuleSet? {
         let readsStored = security.rules == nil
         // Rules set for no data in particular (`--rules` alone): no name to look up.
-        if namespaceRules.isEmpty && !readsStored { return security.rules }
-        var scope = provider.rulesScope(of: namespace)
-        if readsStored && !storedRulesRead.contains(scope) {
-            // Read once per file, when the server first needs its rules. Fails closed: stored
-            // rules that cannot be read now refuse everyone but the admin (and are read again
-            // next time); stored rules that no longer load do so until the admin puts new ones.
-            do {
-                if let found = try provider.storedRules(of: namespace) {
-                    scope = found.scope
-                    storedRulesRead.insert(scope)
-                    if let text = found.text, namespaceRules[scope] == nil {
-                        namespaceRules[scope] = (try? RuleSet(text)) ?? RuleSet.closed
-                    }
-                }
-            } catch {
-                return RuleSet.closed
-            }
+        if rulesTable.isEmpty && !readsStored { return security.rules }
+        let scope = provider.rulesScope(of: namespace)
+        let known = rulesTable.lookup(scope)
+        if known.read || !readsStored { return known.rules ?? security.rules }
+        // Read once per file, when the server first needs its rules. Fails closed: stored
+        // rules that cannot be read now refuse everyone but the admin (and are read again
+        // next time); stored rules that no longer load do so until the admin puts new ones.
+        do {
+            guard let found = try provider.storedRules(of: namespace) else { return known.rules ?? security.rules }
+            let stored = found.text.map { (try? RuleSet($0)) ?? RuleSet.closed }
+            return rulesTable.recordStored(found.scope, stored) ?? security.rules
+        } catch {
+            return RuleSet.closed
         }
-        return namespaceRules[scope] ?? security.rules
     }
 
     /// The credentials a request presents: `Authorization: Bearer` values, `access_token=`
@@ -275,7 +270,7 @@ extension RESTHandler {
             }
             if let index, let message = rules.missingIndex(index, at: c.path) { throw RESTError(400, message) }
         }
-        guard wantsStream(c.request) else { return nil }
+        guard RESTHandler.wantsStream(c.request) else { return nil }
         return StreamAccess(namespace: c.namespace, path: c.path, principal: principal, query: rq ?? RESTHandler.ruleQuery(c.request),
                             credentials: RESTHandler.credentials(of: c.request))
     }
@@ -359,8 +354,7 @@ extension RESTHandler {
                 // scope is asked after storing, which may have made the file.
                 try provider.storeRules(text, of: namespace)
                 let scope = provider.rulesScope(of: namespace)
-                namespaceRules[scope] = loaded
-                storedRulesRead.insert(scope)
+                rulesTable.put(scope, loaded)
                 onRulesChanged?(namespace)
             }
             return HTTPResponse.json(200, "{\"status\":\"ok\"}")

@@ -93,7 +93,7 @@ struct StoredRulesTests {
         #expect(send(h, "PUT", "/.settings/rules.json?ns=alias", StoredRulesTests.denyWrites, headers: StoredRulesTests.admin).status == 200)
         #expect(send(h, "PUT", "/a.json?ns=prod", "1").status == 401)
         #expect(send(h, "PUT", "/a.json?ns=alias", "1").status == 401)
-        #expect(h.namespaceRules.count == 1)
+        #expect(h.rulesTable.counts.rules == 1)
         // After a restart, under either name, whichever is asked first.
         let again = try handler(folder: dir)
         #expect(send(again, "PUT", "/a.json?ns=alias", "1").status == 401)
@@ -101,7 +101,7 @@ struct StoredRulesTests {
         // Rules put under one name replace those of the other.
         #expect(send(again, "PUT", "/.settings/rules.json?ns=prod", #"{"rules":{".write":true}}"#, headers: StoredRulesTests.admin).status == 200)
         #expect(send(again, "PUT", "/a.json?ns=alias", "2").status == 200)
-        #expect(again.namespaceRules.count == 1)
+        #expect(again.rulesTable.counts.rules == 1)
     }
 
     @Test func withOneFileRulesPutUnderAnyNameGovernEveryNameAfterARestart() throws {
@@ -133,8 +133,8 @@ struct StoredRulesTests {
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let h = try handler(folder: dir)
         for i in 0..<200 { #expect(send(h, "GET", "/a.json?ns=made-up-\(i)").status == 200) }
-        #expect(h.storedRulesRead.isEmpty)
-        #expect(h.namespaceRules.isEmpty)
+        #expect(h.rulesTable.counts.read == 0)
+        #expect(h.rulesTable.counts.rules == 0)
         #expect(((try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? []).isEmpty)
     }
 }
