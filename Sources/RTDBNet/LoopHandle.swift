@@ -34,6 +34,9 @@ public final class LoopHandle: Sendable {
         if first { wakeup.wake() }
     }
 
+    /// Tasks were posted that the loop has not taken yet.
+    public var hasTasks: Bool { tasks.withLock { !$0.isEmpty } }
+
     /// The tasks posted so far, oldest first (the list is emptied).
     func take() -> [@Sendable () -> Void] {
         wakeup.drain()
@@ -73,6 +76,13 @@ public struct LoopBound<Value>: @unchecked Sendable {
 
     public var value: Value {
         handle.assertOnLoop()
+        return stored
+    }
+
+    /// The value, for the thread that runs its loop from now on (`EventLoop.moveToCurrentThread`:
+    /// a loop set up on one thread and started on a new one, which calls this first).
+    public func movedToCurrentThread() -> Value {
+        handle.claim()
         return stored
     }
 }

@@ -263,6 +263,22 @@ public final class SocketConnection: EventHandler {
         withExtendedLifetime(self) { done?() }
     }
 
+    /// Lets go of a plain socket without closing it, so that another loop can take it on: it is
+    /// unwatched, this connection counts as closed (`onClose` runs once), and the descriptor is
+    /// returned for the new owner. Nil (and nothing changes) while bytes are still owed to the
+    /// client, which would otherwise be lost or overtaken, or for a TLS session.
+    public func detach() -> Int32? {
+        assertOnLoop()
+        guard !closed, !closing, !holding, pendingOutput == 0, case .plain(let fd) = io else { return nil }
+        closed = true
+        loop?.unwatch(fd, token: token)
+        let done = onClose
+        onClose = nil
+        onReadable = nil
+        withExtendedLifetime(self) { done?() }
+        return fd
+    }
+
     /// Stops a debug build when the connection is used off its loop's thread (the check and
     /// the weak load it needs are compiled out of release builds).
     @inline(__always)

@@ -7,7 +7,7 @@
 /// starts when the request's first byte arrives, so a request is never judged before it has had
 /// a whole window. Time during which the server itself does not read (its queue for the
 /// connection is full) does not count. Loop-only state of one connection.
-struct InputPace {
+struct InputPace: Sendable {
     static let windowMillis: Int64 = 10_000
     static let minimumBytes = 10_240
     static let refusal = "The request arrived too slowly (under 1 KiB/s averaged over 10 s)."

@@ -6,7 +6,7 @@ import RTDBWire
 /// connections (`BodiesInFlight`), and its pace is watched (`InputPace`). Invariant: `claim` is
 /// what this connection holds in the server's `BodiesInFlight`, and goes back to it (`release`)
 /// when the request is read whole, refused, or the connection ends. Loop-only state.
-struct RequestIntake {
+struct RequestIntake: Sendable {
     var pace = InputPace()
     /// The pending request's head was judged.
     private var headJudged = false

@@ -22,7 +22,7 @@
 ///
 /// After an error every later `next()` throws the same error: the connection must be answered
 /// (`error.response`) and closed, since where the next request would start is unknown.
-public struct HTTPRequestParser {
+public struct HTTPRequestParser: Sendable {
     public let limits: HTTPLimits
 
     /// Methods this parser accepts; others are 501.
