@@ -9,9 +9,13 @@ import Glibc
 import Darwin
 #endif
 
-/// `rtdb serve`: one thread, one event loop (RTDBNet's EventLoop), owning every socket.
+/// `rtdb serve`: an event loop (RTDBNet's EventLoop) per core, on a thread each. The loop of
+/// the thread that calls `run` accepts connections, owns group commit, streams and realtime
+/// sessions (the writer); the others (`FrontLoop`) are handed sockets in turn, answer plain
+/// reads themselves, send writes to the writer's batch and move to it the connections that
+/// need it (see ServerCore). With TLS, or `loops: 1`, the writer's loop serves everyone.
 ///
-/// The parts: the loop knows descriptors and timers; each accepted socket is a `SocketConnection`
+/// The parts: each loop knows descriptors and timers; each accepted socket is a `SocketConnection`
 /// (RTDBNet) that owns its bytes and its closing; `ServerConnection` runs what the client asks
 /// through the protocol handlers (HTTPHandler and RESTHandler, SSEStream, RealtimeHandler);
 /// `GroupCommit` makes the writes of a loop turn durable together; `ServerStreams` follows the
@@ -46,6 +50,9 @@ public final class Server {
         public var maxFollowedFiles = 256
         /// The data viewer at `/.ui/` (ViewerRoutes); `rtdb serve --no-ui` turns it off.
         public var viewer = true
+        /// Event loops serving requests (`rtdb serve --loops`): one per core by default, at
+        /// most 16. TLS connections are all served by the first.
+        public var loops = Server.defaultLoops
         public init() {}
     }
 
@@ -68,6 +75,15 @@ public final class Server {
     private var acceptPaused = false
     private var lastAcceptLog: Int64 = -1_000_000
     private var acceptFailures = 0
+    /// The other loops (started by `run`), and which loop the next accepted socket goes to
+    /// (`fronts.count`: this one).
+    private var fronts: [FrontDoor] = []
+    private var nextLoop = 0
+    private var frontsStopping = false
+    private var ran = false
+
+    /// One loop per core the process may run on, at most 16.
+    public static var defaultLoops: Int { max(1, min(16, onlineCores())) }
 
     /// Binds the socket (so the caller can print where it listens) without serving yet.
     public init(options: Options, namespaces: ServerNamespaces, watchFolder: String?,
@@ -82,8 +98,10 @@ public final class Server {
         let tls = options.tls != nil
         let loop = try EventLoop()
         self.loop = loop
+        let bodies = BodiesInFlight(cap: options.maxBodyBytesInFlight)
+        let open = OpenConnections()
         self.core = try ServerCore(options: options, namespaces: namespaces, rest: rest, loop: loop,
-                               url: { Server.url(listener, tls: tls) })
+                               url: { Server.url(listener, tls: tls) }, bodies: bodies, open: open)
         self.signals = try SignalPipe()
         watch = watchFolder.flatMap { try? FolderWatch(folder: $0) }
         // Connections, cached files, followed files and a reserve share the descriptors.
@@ -93,13 +111,21 @@ public final class Server {
         let plan = DescriptorPlan.plan(limit: limit, connections: options.maxConnections,
                                        openFiles: namespaces.maxOpenFiles, followedFiles: options.maxFollowedFiles)
         maxConnections = plan.connections
-        namespaces.maxOpenFiles = plan.openFiles
+        let loops = tls ? 1 : max(1, min(16, options.loops))
+        // Each loop keeps its own handles on the files: they share the plan's budget.
+        namespaces.maxOpenFiles = max(1, plan.openFiles / loops)
         core.realtime.budget = StreamBudget(maxListens: options.maxListens, maxFollowedFiles: plan.followedFiles)
         // The loop's handlers hold the server weakly: the server owns the loop.
         rest.onRulesChanged = { [weak self] ns in
             guard let self else { return }
             self.core.recheck()
             self.createDeclaredIndexes(ns)
+        }
+        let writer = LoopBound(core, on: loop.handle)
+        let address = Server.url(listener, tls: tls)
+        for _ in 1..<loops {
+            fronts.append(try FrontLoop.make(options: options, writer: writer, rest: rest, namespaces: namespaces,
+                                             bodies: bodies, open: open, url: { address }))
         }
         listenerToken = try loop.watch(listener.fd) { [weak self] _ in self?.acceptAll() }
         try loop.watch(signals.readEnd) { [weak self] _ in
@@ -155,9 +181,17 @@ public final class Server {
 
     public var port: Int { listener.port }
 
+    deinit {
+        // Loops that ran let go of themselves when they finish.
+        if !ran { for f in fronts { f.abandon() } }
+    }
+
     /// Serves until SIGINT or SIGTERM; returns the signal that ended it.
     public func run() throws -> Int32 {
         loop.moveToCurrentThread()
+        ran = true
+        // A loop whose thread cannot be had is left out: this one takes its share.
+        fronts = fronts.filter { $0.start() }
         scheduleSweep()
         try loop.run(maxWaitMillis: 1_000) { self.endOfTurn() }
         shutdown()
@@ -171,7 +205,14 @@ public final class Server {
             // Stop accepting; answer what has already arrived, then close everything.
             loop.unwatch(listener.fd, token: listenerToken)
             core.stopping = true
+            if !frontsStopping {
+                frontsStopping = true
+                for f in fronts { f.stop(waking: loop.handle) }
+            }
             core.serveQueued()
+            // The other loops finish first: until then they may send writes and connections
+            // here (and any they sent before finishing is taken before this loop ends).
+            if fronts.contains(where: { !$0.finished.load(ordering: .acquiring) }) || loop.handle.hasTasks { return }
             // A write running away from the loop is waited for (it may be acknowledged yet), and
             // so are answers still with the sender's thread (their connections are told after)
             // and large reads still being rendered on theirs (they arrived before the stop).
@@ -224,15 +265,23 @@ public final class Server {
                 return
             }
             guard let fd else { return }
-            if core.connections.count >= maxConnections {
+            if core.open.count >= maxConnections {
                 // Full: refuse the newcomer, leave everyone else alone.
                 if options.tls == nil { Server.sayFull(fd) }
                 close(fd)
                 continue
             }
+            core.open.opened()
+            // In turn to each loop; this one's share stays here.
+            nextLoop = nextLoop >= fronts.count ? 0 : nextLoop + 1
+            if nextLoop < fronts.count {
+                core.open.handedToFront()
+                fronts[nextLoop].adopt(fd, open: core.open)
+                continue
+            }
             let io: ConnectionIO
             if let tls = options.tls {
-                guard let session = tls.session(fd: fd) else { close(fd); continue }
+                guard let session = tls.session(fd: fd) else { close(fd); core.open.closed(); continue }
                 io = .tls(fd, session)
             } else {
                 io = .plain(fd)
@@ -240,6 +289,7 @@ public final class Server {
             let link: SocketConnection
             do { link = try SocketConnection(io: io, loop: loop) } catch {
                 close(fd)
+                core.open.closed()
                 continue
             }
             core.add(link)

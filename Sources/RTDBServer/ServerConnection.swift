@@ -46,6 +46,9 @@ final class ServerConnection {
     private var waitingForCommit = false
     /// In the core's list of connections with work to run.
     var scheduled = false
+    /// Waiting to move to the writer's loop (a front loop's connection whose next request only
+    /// the writer can serve): nothing more runs or is read here.
+    private var moving = false
 
     init(link: SocketConnection, core: ServerCore) {
         self.link = link
@@ -203,7 +206,7 @@ final class ServerConnection {
     static let turnBudget = 64
 
     /// Work that could run now.
-    var hasRunnableWork: Bool { queueHead < queue.count && !link.closed && !waitingForCommit }
+    var hasRunnableWork: Bool { queueHead < queue.count && !link.closed && !waitingForCommit && !moving }
 
     /// Too much waiting work: nothing more is read until it shrinks (the socket's buffer then
     /// fills and the client's sends wait: back-pressure instead of an unbounded queue).
@@ -216,13 +219,24 @@ final class ServerConnection {
         link.hold()
         defer {
             link.release()
-            if link.readingPaused && !queueIsFull { link.pauseReading(false) }
+            if link.readingPaused && !queueIsFull && !moving { link.pauseReading(false) }
             judgePendingHead()
         }
         var budget = ServerConnection.turnBudget
         while hasRunnableWork && budget > 0 {
             budget -= 1
             let work = queue[queueHead]
+            // (Asked once: a large read is answered away from the loop, by the writer's.)
+            var large = false
+            if case .http(let req) = work {
+                large = HTTPHandler.kind(req) == .read && core.rest.isLargeRead(req)
+                if core.writer != nil && (large || core.needsWriter(req)) {
+                    moving = true
+                    link.pauseReading(true)
+                    core.moveToWriter(self)
+                    return
+                }
+            }
             queueHead += 1
             if queueHead >= 1_024 && queueHead * 2 >= queue.count {
                 queue.removeFirst(queueHead)   // what ran, dropped in bulk
@@ -235,7 +249,7 @@ final class ServerConnection {
                     submit(work)
                     return
                 }
-                answerRead(req, upgrade: kind == .upgrade)
+                answerRead(req, upgrade: kind == .upgrade, large: large)
                 if case .http = role, !link.closing {} else { clearQueue() }
                 if case .stream = role { return }
             case .realtime(let w):
@@ -257,6 +271,13 @@ final class ServerConnection {
                     self.writeDone()
                     self.respond(req, response, started: started)
                 }
+            }
+            return
+        }
+        if let writer = core.writer, case .http(let req) = work {
+            core.forward(req, via: writer) { [self] response in
+                writeDone()
+                respond(req, response, started: started)
             }
             return
         }
@@ -282,18 +303,43 @@ final class ServerConnection {
         }
     }
 
+    /// Moves this connection to the writer's loop (see `moving`): false while its client is
+    /// still owed bytes, which go out first.
+    func handOver(to writer: WriterLink) -> Bool {
+        let requests = queue[queueHead...].compactMap { w -> HTTPRequest? in if case .http(let r) = w { r } else { nil } }
+        // The claim on bodies in flight moves with the connection: closing it here must not
+        // give it back.
+        let kept = intake
+        intake = RequestIntake()
+        guard let fd = link.detach() else {
+            intake = kept
+            return false
+        }
+        clearQueue()
+        writer.handOver(HandedConnection(fd: fd, parser: parser, requests: requests, intake: kept, headStarted: headStarted))
+        return true
+    }
+
+    /// A connection moved here from a front loop (`handOver`) goes on where it was.
+    func resume(_ handed: HandedConnection) {
+        parser = handed.parser
+        intake = handed.intake
+        headStarted = handed.headStarted
+        for r in handed.requests { enqueue(.http(r)) }
+    }
+
     private func writeDone() {
         waitingForCommit = false
         if hasRunnableWork { core.schedule(self) }
     }
 
-    private func answerRead(_ req: HTTPRequest, upgrade isUpgrade: Bool) {
+    private func answerRead(_ req: HTTPRequest, upgrade isUpgrade: Bool, large: Bool) {
         let started = monotonicNanos()
         if isUpgrade {
             upgrade(req, started: started)
             return
         }
-        if core.rest.isLargeRead(req) {
+        if large {
             // Answered by another thread; this connection's next requests wait for it.
             waitingForCommit = true
             core.runDetachedRead(req) { [self] response in

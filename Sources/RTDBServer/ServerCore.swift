@@ -2,6 +2,11 @@ import RTDBCore
 import RTDBEngine
 import RTDBNet
 import RTDBWire
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// What the server's connections share: the handlers, the streams, group commit, the table of
 /// connections and realtime sessions, and the running of queued requests at the end of each
@@ -11,6 +16,12 @@ import RTDBWire
 /// writes of all of them into one group commit; streams and listens get the commit's events
 /// before the writers get their answers; then connections whose next request waited for a
 /// write run again, until none has anything it can run.
+///
+/// A server has one such core per loop. The writer's (`writer == nil`) owns group commit,
+/// streams and realtime sessions; a front loop's (FrontLoop.swift) answers plain reads itself
+/// with handles of its own, sends its writes to the writer's batch (`WriterLink`), and moves to
+/// the writer any connection whose next request only it can serve (`needsWriter`): its
+/// streams, sessions and commit stay empty.
 ///
 /// Ownership: everything here is the loop's (its thread runs every method). Connections are
 /// held by `connections` while open; a connection's callbacks hold it weakly, and it holds the
@@ -36,6 +47,16 @@ final class ServerCore {
     private let loop: EventLoop
     /// Set while the server stops: answers carry `Connection: close`.
     var stopping = false
+    /// The loop that owns group commit, when this one does not (a front loop's core).
+    let writer: WriterLink?
+    /// Connections open on all loops (`--max-connections`).
+    let open: OpenConnections
+    /// Writes sent to the writer whose answers have not come back.
+    private(set) var forwarded = 0
+    /// Connections waiting to move to the writer once what they are owed is sent.
+    private var moving: [ServerConnection] = []
+    private var moveTimer: EventLoop.TimerID? = nil
+    var handle: LoopHandle { loop.handle }
 
     private(set) var connections: [UInt64: ServerConnection] = [:]
     /// Realtime sessions by id, with their connection (a reconnecting client's `ls=`).
@@ -52,17 +73,22 @@ final class ServerCore {
     /// Where every connection's reads land (one turn handles one read at a time).
     var readBuffer = [UInt8](repeating: 0, count: 65_536)
 
+    /// `bodies` and `open` are shared by the server's loops; `writer` is nil on the loop that
+    /// owns group commit.
     init(options: Server.Options, namespaces: ServerNamespaces, rest: RESTHandler, loop: EventLoop,
-         url: @escaping () -> String) throws {
+         url: @escaping () -> String, bodies: BodiesInFlight, open: OpenConnections, writer: WriterLink? = nil) throws {
         self.options = options
         self.loop = loop
-        self.sender = try? OutputSender(loop: loop)
+        // A front loop writes its own answers: it has no commit to overlap them with.
+        self.sender = writer == nil ? try? OutputSender(loop: loop) : nil
         self.namespaces = namespaces
         self.rest = rest
+        self.writer = writer
+        self.open = open
         self.log = ServerLog(requests: options.log)
         self.http = HTTPHandler(rest: rest, url: url, viewer: options.viewer)
         self.streams = ServerStreams()
-        self.bodies = BodiesInFlight(cap: options.maxBodyBytesInFlight)
+        self.bodies = bodies
         self.realtime = RealtimeHandler(rest: rest, namespaces: namespaces, streams: streams, log: log)
         self.commit = GroupCommit(storage: namespaces)
         self.detached = DetachedWrites(loop: loop)
@@ -75,8 +101,10 @@ final class ServerCore {
 
     // MARK: connections
 
-    /// A new connection: it speaks HTTP until it becomes something else.
-    func add(_ link: SocketConnection) {
+    /// A new connection (counted in `open` by whoever accepted it): it speaks HTTP until it
+    /// becomes something else.
+    @discardableResult
+    func add(_ link: SocketConnection) -> ServerConnection {
         loop.assertOnLoop()
         let c = ServerConnection(link: link, core: self)
         connections[link.token] = c
@@ -88,6 +116,7 @@ final class ServerCore {
             guard let self, let c else { return }
             self.closed(c)
         }
+        return c
     }
 
     /// A connection closed: its stream or listens end; a realtime session's onDisconnect writes
@@ -108,7 +137,78 @@ final class ServerCore {
             break
         }
         connections[c.id] = nil
+        open.closed()
     }
+
+    // MARK: loops
+
+    /// Whether `request` must be served by the writer's loop: it opens a stream or a realtime
+    /// session (they live there, with the commits they follow), or it is a write large enough
+    /// to run on a thread of its own (the writer coordinates those with its batches); so must a
+    /// large read (`RESTHandler.isLargeRead`, asked by the connection, which needs its answer
+    /// anyway). Everything else a front loop answers, or sends to the writer's batch.
+    func needsWriter(_ request: HTTPRequest) -> Bool {
+        switch HTTPHandler.kind(request) {
+        case .upgrade: return true
+        case .write: return DetachedWrites.wants(request)
+        case .read: return HTTPHandler.isStream(request)
+        }
+    }
+
+    /// `c` moves to the writer's loop as soon as nothing is owed to its client (`moveWaiting`).
+    func moveToWriter(_ c: ServerConnection) {
+        moving.append(c)
+    }
+
+    /// Moves the connections that wait to (see `moveToWriter`); those still being sent what
+    /// they are owed try again in a millisecond.
+    private func moveWaiting() {
+        guard !moving.isEmpty, let writer else { return }
+        moving.removeAll { c in c.link.closed || c.handOver(to: writer) }
+        if !moving.isEmpty && moveTimer == nil {
+            moveTimer = loop.schedule(after: 1) { [weak self] in self?.moveTimer = nil }
+        }
+    }
+
+    /// Runs `request`, a write a front loop sent, in the next batch; `done` gets its response
+    /// once the batch is committed (a failed commit's answer when it was not).
+    func commitForwarded(_ request: HTTPRequest, done: @escaping (HTTPResponse) -> Void) {
+        loop.assertOnLoop()
+        commit.submit { [self] in
+            let response = http.write(request)
+            return { lost in done(lost.map(HTTPHandler.lost) ?? response) }
+        }
+    }
+
+    /// Sends `request`, a write, to the writer's batch (on a front loop); `answer` runs here
+    /// with its response.
+    func forward(_ request: HTTPRequest, via writer: WriterLink, answer: @escaping (HTTPResponse) -> Void) {
+        forwarded += 1
+        writer.write(request, answer: LoopBound({ [weak self] response in
+            self?.forwarded -= 1
+            answer(response)
+        }, on: loop.handle))
+    }
+
+    /// A connection a front loop moved here: it goes on where it was (see HandedConnection).
+    func adopt(_ handed: HandedConnection) {
+        loop.assertOnLoop()
+        open.opened()
+        open.movedToWriter()
+        let link: SocketConnection
+        do { link = try SocketConnection(io: .plain(handed.fd), loop: loop) } catch {
+            close(handed.fd)
+            var intake = handed.intake
+            intake.release(bodies)
+            open.closed()
+            return
+        }
+        add(link).resume(handed)
+    }
+
+    /// Whether anything this loop started elsewhere is still to come back: forwarded writes'
+    /// answers, or connections still to move (a front loop stops only when none is).
+    var awaitsWriter: Bool { forwarded > 0 || !moving.isEmpty }
 
     func sessionStarted(_ session: RealtimeSession, on c: ServerConnection) {
         sessions[session.id] = c.id
@@ -153,6 +253,7 @@ final class ServerCore {
                 }
             }
             if !commit.canRun {
+                moveWaiting()
                 // Another process holds a file's write lock: the batch runs again after a pause.
                 if let millis = commit.takeRetryDelay() { loop.schedule(after: millis) {} }
                 return
