@@ -11,7 +11,7 @@ _rtdb_commands="get set update push remove query increment tx watch session on-d
 _rtdb_global_options="--db --url --auth --access-token --credentials --cacert --timeout --persist --cache --offline --online --cache-size --connect-timeout --auth-command --pretty --quiet -q --verbose -v --help -h --version"
 _rtdb_query_options="--order-by-key --order-by-value --order-by-child --order-by-priority --start-at --start-after --end-at --end-before --equal-to --start-key --end-key --limit-to-first --limit-to-last"
 # Options that take a value (the next word, or after `=`).
-_rtdb_value_options="--db --url --auth --access-token --credentials --cacert --timeout --cache --cache-size --connect-timeout --auth-command --order-by-child --start-at --start-after --end-at --end-before --equal-to --start-key --end-key --limit-to-first --limit-to-last --string -s --file --max-retries --command-timeout --wait --count --exec-fail --host --port --data-dir --secret --secret-file --max-connections --idle-timeout --max-response-bytes --max-write-bytes --write-size-limit --max-body-bytes-in-flight --max-listens --chunk-size --rules --claims --uid --coverage --project-id --jwks --tls-cert --tls-key --on-disconnect-set --on-disconnect-update --on-disconnect-remove --on-connect-set --presence --last-online --events --transport --session"
+_rtdb_value_options="--db --url --auth --access-token --credentials --cacert --timeout --cache --cache-size --connect-timeout --auth-command --order-by-child --start-at --start-after --end-at --end-before --equal-to --start-key --end-key --limit-to-first --limit-to-last --string -s --file --max-retries --command-timeout --wait --count --exec-fail --host --port --data-dir --secret --secret-file --max-connections --loops --idle-timeout --max-response-bytes --max-write-bytes --write-size-limit --max-body-bytes-in-flight --max-listens --chunk-size --rules --claims --uid --coverage --project-id --jwks --tls-cert --tls-key --on-disconnect-set --on-disconnect-update --on-disconnect-remove --on-connect-set --presence --last-online --events --transport --session"
 # Options that take two words: PATH VALUE.
 _rtdb_pair_options="--on-disconnect-set --on-disconnect-update --on-connect-set"
 
@@ -33,7 +33,7 @@ _rtdb_command_options() {
         session) echo "--on-disconnect-set --on-disconnect-update --on-disconnect-remove --on-connect-set --presence --last-online --events --client-side --transport" ;;
         on-disconnect) echo "--session --string -s --file --server-timestamp" ;;
         rules) echo "--rules --claims --uid --coverage" ;;
-        serve) echo "--host --port --data-dir --secret --secret-file --insecure --rules --project-id --jwks --strict-indexes --tls-cert --tls-key --log --no-ui --max-connections --idle-timeout --max-response-bytes --max-write-bytes --write-size-limit --max-body-bytes-in-flight --max-listens" ;;
+        serve) echo "--host --port --data-dir --secret --secret-file --insecure --rules --project-id --jwks --strict-indexes --tls-cert --tls-key --log --no-ui --max-connections --loops --idle-timeout --max-response-bytes --max-write-bytes --write-size-limit --max-body-bytes-in-flight --max-listens" ;;
     esac
 }
 

@@ -21,7 +21,7 @@ function __rtdb_scan
         --cache --cache-size --connect-timeout --auth-command \
         --start-at --start-after --end-at --end-before --equal-to --start-key --end-key \
         --limit-to-first --limit-to-last --string -s --file --max-retries --command-timeout --wait --count --exec-fail \
-        --host --port --data-dir --secret --secret-file --max-connections --idle-timeout --max-response-bytes --max-write-bytes --write-size-limit --max-body-bytes-in-flight --max-listens --chunk-size --rules --claims --uid --coverage --project-id --jwks --tls-cert --tls-key \
+        --host --port --data-dir --secret --secret-file --max-connections --loops --idle-timeout --max-response-bytes --max-write-bytes --write-size-limit --max-body-bytes-in-flight --max-listens --chunk-size --rules --claims --uid --coverage --project-id --jwks --tls-cert --tls-key \
         --on-disconnect-set --on-disconnect-update --on-disconnect-remove --on-connect-set --presence --last-online --events --transport \
         --session
     # Options that take two words: PATH VALUE.
@@ -246,6 +246,7 @@ complete -c rtdb -n '__rtdb_using serve' -l tls-key -r -F -d 'the PEM private ke
 complete -c rtdb -n '__rtdb_using serve' -l log -d 'one JSON line per request on stderr'
 complete -c rtdb -n '__rtdb_using serve' -l no-ui -d 'do not serve the data viewer at /.ui/'
 complete -c rtdb -n '__rtdb_using serve' -l max-connections -x -d 'refuse connections beyond N open ones'
+complete -c rtdb -n '__rtdb_using serve' -l loops -x -d 'serve requests on N event loops, one thread each'
 complete -c rtdb -n '__rtdb_using serve' -l idle-timeout -x -d 'drop a client silent for this many seconds'
 complete -c rtdb -n '__rtdb_using serve' -l max-response-bytes -x -d 'answer a larger read as Firebase does past its limit'
 complete -c rtdb -n '__rtdb_using serve' -l max-write-bytes -x -d 'refuse a larger write body'

@@ -30,6 +30,10 @@ enum ServeCommand {
         "refuse new connections beyond N open ones (default 10000)") { text, source in
         try OptionValue.whole(text, source, in: 1...1_000_000)
     }
+    static let loops = Valued<Int>("--loops", value: "N", kind: .number,
+        "serve requests on N event loops, one thread each (default: one per core, at most 16)") { text, source in
+        try OptionValue.whole(text, source, in: 1...16)
+    }
     static let idleTimeout = Valued<Double>("--idle-timeout", value: "SECONDS", kind: .number,
         "drop a client that sends nothing for this long (default 60; streams excepted)") { text, source in
         try OptionValue.seconds(text, source, needs: "a number of seconds") { $0 > 0 && $0 <= 86_400 }
@@ -58,7 +62,7 @@ enum ServeCommand {
         name: "serve", summary: "serve the database over the Firebase REST and streaming protocol",
         usage: "rtdb serve [--host ADDR] [--port N] [--data-dir DIR] [--secret TOKEN] [--rules FILE] [--tls-cert FILE --tls-key FILE] [--log]",
         options: [host.spec, port.spec, dataDir.spec, secret.spec, secretFile.spec, insecure.spec, rules.spec, projectID.spec, jwks.spec,
-                  strictIndexes.spec, tlsCert.spec, tlsKey.spec, log.spec, noUI.spec, maxConnections.spec, idleTimeout.spec,
+                  strictIndexes.spec, tlsCert.spec, tlsKey.spec, log.spec, noUI.spec, maxConnections.spec, loops.spec, idleTimeout.spec,
                   maxResponseBytes.spec, maxWriteBytes.spec, writeSizeLimit.spec, maxBodyBytesInFlight.spec, maxListens.spec],
         exclusions: { [.pair(secret, secretFile)] },
         description: "Serves the database file (or, with --data-dir, one file per namespace) the way the Firebase Realtime "
@@ -105,6 +109,7 @@ enum ServeCommand {
         options.host = try inv.value(host) ?? "127.0.0.1"
         if let p = try inv.value(port) { options.port = p }
         if let n = try inv.value(maxConnections) { options.maxConnections = n }
+        if let n = try inv.value(loops) { options.loops = n }
         if let t = try inv.value(idleTimeout) { options.idleTimeoutMillis = Int64(t * 1000) }
         var sizes = ServeLimits()
         if let n = try inv.value(maxResponseBytes) { sizes.maxResponseBytes = n }
