@@ -142,19 +142,20 @@ final class FrontDoor: Sendable {
         front.withLock { $0 = bound }
     }
 
-    private func post(_ task: @escaping @Sendable (FrontLoop) -> Void) {
-        guard let bound = front.withLock({ $0 }) else { return }
+    /// Posts `task` to the loop; false when the loop is gone (finished or never started).
+    @discardableResult
+    private func post(_ task: @escaping @Sendable (FrontLoop) -> Void) -> Bool {
+        guard let bound = front.withLock({ $0 }) else { return false }
         handle.execute { task(bound.value) }
+        return true
     }
 
-    /// Gives the loop an accepted socket; it closes it if it has already finished.
+    /// Gives the loop an accepted socket; it is closed here if the loop is gone.
     func adopt(_ fd: Int32, open: OpenConnections) {
-        if finished.load(ordering: .acquiring) {
+        if !post({ $0.adopt(fd) }) {
             close(fd)
             open.closed()
-            return
         }
-        post { $0.adopt(fd) }
     }
 
     /// Asks the loop to stop; `waker` is woken once it has.
