@@ -56,7 +56,6 @@ final class ServerCore {
     /// Connections waiting to move to the writer once what they are owed is sent.
     private var moving: [ServerConnection] = []
     private var moveTimer: EventLoop.TimerID? = nil
-    var handle: LoopHandle { loop.handle }
 
     private(set) var connections: [UInt64: ServerConnection] = [:]
     /// Realtime sessions by id, with their connection (a reconnecting client's `ls=`).
@@ -253,6 +252,7 @@ final class ServerCore {
                 }
             }
             if !commit.canRun {
+                // (A front loop's commit never runs: its connections that wait to move, move.)
                 moveWaiting()
                 // Another process holds a file's write lock: the batch runs again after a pause.
                 if let millis = commit.takeRetryDelay() { loop.schedule(after: millis) {} }
