@@ -134,6 +134,15 @@ public final class EmbeddedDatabase: Database {
         return c
     }
 
+    /// Opens the connection reads use, unless it is open already or there is no file to read
+    /// yet; false when the file is there and cannot be opened now (the process is out of
+    /// descriptors, say). The server's front loops ask before they read: another handle of the
+    /// same file may be open, and can answer instead.
+    public func connectForReading() -> Bool {
+        if conn != nil { return true }
+        do { _ = try readConnection(); return true } catch { return false }
+    }
+
     /// True when the file can hold priorities; a version-1 file is checked again each time, as
     /// another process may upgrade it meanwhile.
     func priorityTableExists(_ c: Connection) throws -> Bool {

@@ -215,3 +215,8 @@ public func terminalColumns(_ fd: Int32) -> Int? {
     guard ioctl(fd, request, &size) == 0, size.ws_col > 0 else { return nil }
     return Int(size.ws_col)
 }
+
+/// The processors online, as the system counts them (1 when it cannot tell).
+public func onlineCores() -> Int {
+    max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
+}

@@ -9,8 +9,7 @@ import Glibc
 import Darwin
 #endif
 
-/// `rtdb serve`: one event loop (RTDBNet's EventLoop), or with `loops` more than one, each on a
-/// thread of its own. The loop of
+/// `rtdb serve`: an event loop (RTDBNet's EventLoop) per core, on a thread each. The loop of
 /// the thread that calls `run` accepts connections, owns group commit, streams and realtime
 /// sessions (the writer); the others (`FrontLoop`) are handed sockets in turn, answer plain
 /// reads themselves, send writes to the writer's batch and move to it the connections that
@@ -51,12 +50,9 @@ public final class Server {
         public var maxFollowedFiles = 256
         /// The data viewer at `/.ui/` (ViewerRoutes); `rtdb serve --no-ui` turns it off.
         public var viewer = true
-        /// Event loops serving requests (`rtdb serve --loops`), at most 16. One by default: a
-        /// front loop opens the files it reads with descriptors of its own, and while the
-        /// process is out of descriptors it cannot, where the writer's handle is already open
-        /// (it then refuses reads under rules as a file whose rules cannot be read). TLS
-        /// connections are all served by the first.
-        public var loops = 1
+        /// Event loops serving requests (`rtdb serve --loops`): one per core by default, at
+        /// most 16. TLS connections are all served by the first.
+        public var loops = Server.defaultLoops
         public init() {}
     }
 
@@ -85,6 +81,9 @@ public final class Server {
     private var nextLoop = 0
     private var frontsStopping = false
     private var ran = false
+
+    /// One loop per core the process may run on, at most 16.
+    public static var defaultLoops: Int { max(1, min(16, onlineCores())) }
 
     /// Binds the socket (so the caller can print where it listens) without serving yet.
     public init(options: Options, namespaces: ServerNamespaces, watchFolder: String?,

@@ -145,13 +145,22 @@ final class ServerCore {
     /// session (they live there, with the commits they follow), or it is a write large enough
     /// to run on a thread of its own (the writer coordinates those with its batches); so must a
     /// large read (`RESTHandler.isLargeRead`, asked by the connection, which needs its answer
-    /// anyway). Everything else a front loop answers, or sends to the writer's batch.
+    /// anyway). So must a read of a file this loop cannot open now while the writer may hold it
+    /// open (the process is out of descriptors: the writer's loop then answers, or waits as it
+    /// would alone). Everything else a front loop answers, or sends to the writer's batch.
     func needsWriter(_ request: HTTPRequest) -> Bool {
         switch HTTPHandler.kind(request) {
         case .upgrade: return true
         case .write: return DetachedWrites.wants(request)
-        case .read: return HTTPHandler.isStream(request)
+        case .read: return HTTPHandler.isStream(request) || !canRead(request)
         }
+    }
+
+    /// Whether this loop's handle of the file `request` reaches is open or opens now (nothing
+    /// to open for a namespace it cannot name: that error is answered here).
+    private func canRead(_ request: HTTPRequest) -> Bool {
+        guard let ns = try? rest.namespace(request) else { return true }
+        return namespaces.canRead(ns)
     }
 
     /// `c` moves to the writer's loop as soon as nothing is owed to its client (`moveWaiting`).

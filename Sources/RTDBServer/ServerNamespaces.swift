@@ -146,6 +146,14 @@ public final class ServerNamespaces: NamespaceProvider {
         return db
     }
 
+    /// Whether this provider's handle of the file `ns` reaches is open or opens now (see
+    /// `EmbeddedDatabase.connectForReading`); true for a name that reaches no file, whose error
+    /// is the answer wherever it is read.
+    func canRead(_ ns: String) -> Bool {
+        guard let db = try? embedded(ns) else { return true }
+        return db.connectForReading()
+    }
+
     /// Closes the open file used least recently that nothing holds (a linear scan: there are
     /// at most `maxOpenFiles`). When every one is held, none closes: the bound gives way rather
     /// than a request failing.

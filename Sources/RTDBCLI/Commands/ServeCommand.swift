@@ -31,7 +31,7 @@ enum ServeCommand {
         try OptionValue.whole(text, source, in: 1...1_000_000)
     }
     static let loops = Valued<Int>("--loops", value: "N", kind: .number,
-        "serve requests on N event loops, one thread each (default 1, at most 16)") { text, source in
+        "serve requests on N event loops, one thread each (default: one per core, at most 16)") { text, source in
         try OptionValue.whole(text, source, in: 1...16)
     }
     static let idleTimeout = Valued<Double>("--idle-timeout", value: "SECONDS", kind: .number,
