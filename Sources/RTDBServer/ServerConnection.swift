@@ -140,60 +140,13 @@ final class ServerConnection {
     /// Gives back the body bytes this connection claims (the connection ends).
     func releaseBody() { intake.release(core.bodies) }
 
-    /// Reads WebSocket frames and queues the realtime requests they carry.
-    private func readFrames(_ session: RealtimeSession) {
-        while !link.closed && !link.closing {
-            let message: WebSocket.Message?
-            do { message = try session.frames.next() } catch let e as WebSocket.ProtocolError {
-                closeRealtime(e.code, e.reason)
-                return
-            } catch {
-                closeRealtime(1002, "protocol error")
-                return
-            }
-            guard let m = message else { return }
-            switch m.opcode {
-            case .text:
-                do {
-                    if case .message(let bytes) = try session.assembler.receive(m.payload) { receive(bytes) }
-                } catch {
-                    closeRealtime(1009, "message too big")
-                    return
-                }
-            case .binary: closeRealtime(1003, "text frames only")
-            case .ping: link.send(WebSocket.frame(.pong, m.payload))
-            case .pong, .continuation: break
-            case .close: closeRealtime(1000, "")
-            }
-        }
-    }
-
-    /// One whole realtime message from the client.
-    private func receive(_ bytes: [UInt8]) {
-        do {
-            switch try RealtimeMessage.decode(bytes) {
-            case .request(let r): enqueue(.realtime(.request(r)))
-            case .control(.ping): enqueue(.realtime(.ping))
-            case .control: break   // other controls carry nothing for a server
-            case .response, .push: closeRealtime(1007, "not a realtime message")   // only servers send these
-            }
-        } catch {
-            // A request whose body is wrong is answered in its turn; anything else ends the session.
-            if let refused = error.refusedRequest {
-                enqueue(.realtime(.refused(r: refused.r, action: refused.action, refused.error)))
-            } else {
-                closeRealtime(1007, "not a realtime message")
-            }
-        }
-    }
-
-    private func enqueue(_ work: Work) {
+    func enqueue(_ work: Work) {
         if queueHead > 0 && queueHead == queue.count { clearQueue() }
         queue.append(work)
         if !waitingForCommit { core.schedule(self) }
     }
 
-    private func clearQueue() {
+    func clearQueue() {
         queue.removeAll()
         queueHead = 0
     }
@@ -453,22 +406,6 @@ final class ServerConnection {
         headStarted = nil
         releaseBody()
         intake = RequestIntake()
-    }
-
-    // MARK: output
-
-    /// Realtime messages, each split into frames when long.
-    func send(_ messages: [RealtimeMessage]) {
-        for m in messages { sendFrames(RealtimeFraming.frames(m.encode())) }
-    }
-
-    func sendFrames(_ frames: [[UInt8]]) {
-        for f in frames { link.send(WebSocket.frame(.text, f)) }
-    }
-
-    private func closeRealtime(_ code: UInt16, _ reason: String) {
-        clearQueue()
-        link.send(WebSocket.closeFrame(code, reason), andClose: true)
     }
 
     // MARK: timers and rules
