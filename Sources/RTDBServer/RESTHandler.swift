@@ -51,6 +51,8 @@ public final class RESTHandler {
     /// (`NamespaceProvider.rulesScope`): they replace `security.rules` for every namespace that
     /// names that data. Shared with this handler's copies (RulesTable.swift).
     let rulesTable: RulesTable
+    /// This handler's view of `rulesTable` (its thread's alone).
+    var rulesView = RulesTable.View()
     /// Called with the namespace after its rules change (the server re-checks its streams).
     public var onRulesChanged: ((String) -> Void)?
     /// Milliseconds since the Unix epoch: the rules' `now` and the writes' timestamps.

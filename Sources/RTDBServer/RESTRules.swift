@@ -139,7 +139,7 @@ extension RESTHandler {
         // Rules set for no data in particular (`--rules` alone): no name to look up.
         if rulesTable.isEmpty && !readsStored { return security.rules }
         let scope = provider.rulesScope(of: namespace)
-        let known = rulesTable.lookup(scope)
+        let known = rulesTable.lookup(scope, through: &rulesView)
         if known.read || !readsStored { return known.rules ?? security.rules }
         // Read once per file, when the server first needs its rules. Fails closed: stored
         // rules that cannot be read now refuse everyone but the admin (and are read again

@@ -19,15 +19,36 @@ final class RulesTable: Sendable {
     private let state = Locked(State())
     /// Whether `rules` holds any: read without the lock on every request (see `isEmpty`).
     private let holdsRules = Atomic<Bool>(false)
+    /// Moves on after every change of the state (after it, so that a handler that saw the old
+    /// number looks again): a handler's `View` stays valid while it is unchanged.
+    private let generation = Atomic<UInt64>(0)
+
+    /// What one handler last looked up, valid while the table's generation is unchanged: the
+    /// common request (rules read, none put since) takes no lock. A handler runs on one thread,
+    /// so its view is its own.
+    struct View {
+        fileprivate var generation = UInt64.max
+        fileprivate var known: [String: (rules: RuleSet?, read: Bool)] = [:]
+        init() {}
+    }
 
     init() {}
 
     /// No rules are set for any data (the common case of a server without rules: no lock).
     var isEmpty: Bool { !holdsRules.load(ordering: .acquiring) }
 
-    /// The rules of `scope`, and whether its stored rules were read.
-    func lookup(_ scope: String) -> (rules: RuleSet?, read: Bool) {
-        state.withLock { ($0.rules[scope], $0.read.contains(scope)) }
+    /// The rules of `scope`, and whether its stored rules were read; from `view` while no
+    /// change was made since it saw them.
+    func lookup(_ scope: String, through view: inout View) -> (rules: RuleSet?, read: Bool) {
+        let now = generation.load(ordering: .acquiring)
+        if view.generation == now, let seen = view.known[scope] { return seen }
+        if view.generation != now {
+            view.known.removeAll(keepingCapacity: true)
+            view.generation = now
+        }
+        let found = state.withLock { ($0.rules[scope], $0.read.contains(scope)) }
+        view.known[scope] = found
+        return found
     }
 
     /// Records what `scope`'s file holds, unless rules were recorded for it meanwhile; the
@@ -39,6 +60,7 @@ final class RulesTable: Sendable {
             return s.rules[scope]
         }
         if now != nil { holdsRules.store(true, ordering: .releasing) }
+        _ = generation.wrappingAdd(1, ordering: .releasing)
         return now
     }
 
@@ -49,6 +71,7 @@ final class RulesTable: Sendable {
             s.read.insert(scope)
         }
         holdsRules.store(true, ordering: .releasing)
+        _ = generation.wrappingAdd(1, ordering: .releasing)
     }
 
     /// How many scopes have rules, and how many files were read (tests).

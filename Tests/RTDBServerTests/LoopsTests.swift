@@ -160,6 +160,34 @@ import RTDBEngine
         }
     }
 
+    @Test func aClientThatLeavesWithWritesInTheWritersBatchLeavesEveryLoopServing() throws {
+        var stopAsked = Date()
+        try withTwoLoops { server in
+            let clients = try connections(server, 2)
+            // 200 pipelined writes from the front loop's client, which leaves once the first is
+            // answered: the next ones are with the writer, or queued, when its socket closes.
+            var burst = ""
+            for i in 0..<200 { burst += "PUT /gone.json HTTP/1.1\r\nHost: x\r\nContent-Length: \(String(i).utf8.count)\r\n\r\n\(i)" }
+            try Array(burst.utf8).withUnsafeBytes { try clients[1].write($0, timeoutMillis: 5_000) }
+            #expect(try read(clients[1], until: "HTTP/1.1 200").contains("HTTP/1.1 200"))
+            clients[1].close()
+            // Both loops serve on; what ran of the burst ran in order, so the value is one of its.
+            let more = try connections(server, 2)
+            for c in more {
+                #expect(try exchange(c, "PUT", "/after.json", "1").0 == 200)
+                let (status, body) = try exchange(c, "GET", "/gone.json")
+                #expect(status == 200 && (0..<200).contains(Int(body) ?? -1), "\(body)")
+            }
+            // The connection that left is counted out (once its loop has noticed).
+            let deadline = Date().addingTimeInterval(5)
+            while server.core.open.count != 3 && Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+            #expect(server.core.open.count == 3)
+            stopAsked = Date()
+        }
+        // The front loop had no answer left to wait for: it stopped as soon as it was told to.
+        #expect(Date().timeIntervalSince(stopAsked) < 2.5)
+    }
+
     @Test func theConnectionLimitCountsEveryLoop() throws {
         try withTwoLoops({ $0.maxConnections = 2 }) { server in
             let clients = try connections(server, 2)
