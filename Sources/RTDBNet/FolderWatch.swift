@@ -15,9 +15,22 @@ import CLinux
 /// Native back-end: inotify on Linux, kqueue (EVFILT_VNODE on the folder and its `-wal` files)
 /// on macOS and the BSDs. The portable back-end has no such notification: `init` throws, and
 /// `rtdb serve` finds other processes' commits with its periodic feed check instead.
+///
+/// A watch may be turned off while nobody needs it (`isActive`): on Linux the kernel then does
+/// no work for the folder's writes, the watcher's own among them (every write of a WAL frame
+/// otherwise queues an event: about 5% of a durable write's time in `rtdb serve`). Turned on
+/// again, it reports only what changes from then on. kqueue's watch stays on (its cost per
+/// write is a flag on the vnode).
 public final class FolderWatch {
     public let fd: Int32
     private let source: any FolderNotifications
+
+    /// Whether changes are reported; on from the start. Turning it on can fail (the system's
+    /// limit on watches): then it stays off, and `isActive` says so.
+    public var isActive: Bool {
+        get { source.isActive }
+        set { source.setActive(newValue) }
+    }
 
     public init(folder: String) throws {
         switch IOBackend.current {
@@ -45,18 +58,25 @@ public final class FolderWatch {
 protocol FolderNotifications: AnyObject {
     var fd: Int32 { get }
     func drain()
+    var isActive: Bool { get }
+    func setActive(_ on: Bool)
 }
 
 #if os(Linux)
 /// inotify on the folder: any file in it modified, created, moved in or closed after writing.
 final class InotifyFolder: FolderNotifications {
     let fd: Int32
+    private let folder: String
+    /// The watch's descriptor while it is on (-1: off).
+    private var watch: Int32 = -1
+    static let mask = UInt32(IN_MODIFY | IN_CREATE | IN_MOVED_TO | IN_CLOSE_WRITE)
 
     init(folder: String) throws {
+        self.folder = folder
         fd = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
         if fd < 0 { throw NetError.system("inotify_init1", errno) }
-        let mask = UInt32(IN_MODIFY | IN_CREATE | IN_MOVED_TO | IN_CLOSE_WRITE)
-        if inotify_add_watch(fd, folder, mask) < 0 {
+        watch = inotify_add_watch(fd, folder, InotifyFolder.mask)
+        if watch < 0 {
             let e = errno
             close(fd)
             throw NetError.system("inotify_add_watch \(folder)", e)
@@ -64,6 +84,19 @@ final class InotifyFolder: FolderNotifications {
     }
 
     deinit { close(fd) }
+
+    var isActive: Bool { watch >= 0 }
+
+    func setActive(_ on: Bool) {
+        if on == isActive { return }
+        if on {
+            watch = inotify_add_watch(fd, folder, InotifyFolder.mask)
+        } else {
+            _ = inotify_rm_watch(fd, watch)
+            watch = -1
+            drain()   // (and the IN_IGNORED the removal queued)
+        }
+    }
 
     func drain() {
         // Uninitialised: every write of a served file in the folder drains, and zeroing a new

@@ -120,6 +120,10 @@ final class KqueueFolder: FolderNotifications {
         }
     }
 
+    /// (Always on: see FolderWatch.)
+    var isActive: Bool { true }
+    func setActive(_ on: Bool) {}
+
     func drain() {
         if vnodes.drain().contains(where: { $0.path == folder }) {
             if !vnodes.isWatching(folder) { vnodes.watch(folder) }

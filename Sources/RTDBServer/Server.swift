@@ -224,6 +224,7 @@ public final class Server {
         core.serveQueued()
         // A connection's slice ran out: the next turn must come without waiting.
         if core.hasDeferredWork { loop.schedule(after: 0) {} }
+        followOtherProcesses(!core.streams.isEmpty)
         guard !core.streams.isEmpty else { feedDirty = false; return }
         // A slow safety poll while anything streams: a commit the folder watch missed.
         if pollTimer == nil {
@@ -238,6 +239,16 @@ public final class Server {
             core.recheck()
             core.pumpFeeds(core.streams.files)
         }
+    }
+
+    /// The folder watch runs only while something streams: it is there to bring other
+    /// processes' commits to streams and listens, and while on, every write in the folder (this
+    /// server's own) costs the kernel an event. Turned on, the feeds are read once: a commit made
+    /// between a stream's first value and the watch is delivered now, not at the next one.
+    private func followOtherProcesses(_ wanted: Bool) {
+        guard let watch, watch.isActive != wanted else { return }
+        watch.isActive = wanted
+        if watch.isActive { feedDirty = true }
     }
 
     /// Once a second: idle connections, keep-alives, expired tokens, and the sessions of
