@@ -36,27 +36,6 @@ import RTDBEngine
         return made
     }
 
-    /// Reads from `stream` until what arrived holds `needle` (or five seconds pass).
-    func read(_ stream: TCPStream, until needle: String) throws -> String {
-        try read(stream) { $0.contains(needle) }
-    }
-
-    /// Reads from `stream` until what arrived satisfies `done` (or five seconds pass).
-    func read(_ stream: TCPStream, until done: (String) -> Bool) throws -> String {
-        var got: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 65_536)
-        let deadline = Date().addingTimeInterval(5)
-        while !done(String(decoding: got, as: UTF8.self)) && Date() < deadline {
-            let n: Int
-            do { n = try buffer.withUnsafeMutableBytes { try stream.read(into: $0, timeoutMillis: 200) } } catch NetError.timeout {
-                continue
-            }
-            if n == 0 { break }
-            got += buffer[0..<n]
-        }
-        return String(decoding: got, as: UTF8.self)
-    }
-
     @Test func everyLoopSeesTheWritesOfTheOthersOnceTheyAreAnswered() throws {
         try withTwoLoops { server in
             let clients = try connections(server, 4)
@@ -85,7 +64,7 @@ import RTDBEngine
                 text += "GET /p.json HTTP/1.1\r\nHost: x\r\n\r\n"
             }
             try Array(text.utf8).withUnsafeBytes { try clients[1].write($0, timeoutMillis: 5_000) }
-            let got = try read(clients[1]) { $0.components(separatedBy: "HTTP/1.1 ").count == 11 && $0.hasSuffix("\r\n\r\n5") }
+            let got = try receive(clients[1]) { $0.components(separatedBy: "HTTP/1.1 ").count == 11 && $0.hasSuffix("\r\n\r\n5") }
             // Ten answers, each read after the write before it: 1 1 2 2 … 5 5.
             let bodies = got.components(separatedBy: "HTTP/1.1 ").dropFirst().map { $0.components(separatedBy: "\r\n\r\n").last ?? "" }
             #expect(bodies == ["1", "1", "2", "2", "3", "3", "4", "4", "5", "5"])
@@ -101,13 +80,13 @@ import RTDBEngine
             // in a second Accept header (as rtdb's own client does).
             let ask = "GET /s.json HTTP/1.1\r\nHost: x\r\nAccept: application/json\r\nAccept: text/event-stream\r\n\r\n"
             try Array(ask.utf8).withUnsafeBytes { try clients[1].write($0, timeoutMillis: 5_000) }
-            let opening = try read(clients[1], until: "\"data\":1}")
+            let opening = try receive(clients[1], until: "\"data\":1}")
             #expect(opening.hasPrefix("HTTP/1.1 200"), "\(opening.prefix(200))")
             #expect(opening.contains("event: put\ndata: {\"path\":\"/\",\"data\":1}"))
             #expect(server.core.open.toWriter == 1)
             // A write on another loop's connection reaches it.
             #expect(try exchange(clients[0], "PUT", "/s.json", "2").0 == 200)
-            #expect(try read(clients[1], until: "\"data\":2}").contains("event: put\ndata: {\"path\":\"/\",\"data\":2}"))
+            #expect(try receive(clients[1], until: "\"data\":2}").contains("event: put\ndata: {\"path\":\"/\",\"data\":2}"))
         }
     }
 
@@ -117,7 +96,7 @@ import RTDBEngine
             let ask = "GET /.ws?v=5&ns=fake-server HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
                 + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
             try Array(ask.utf8).withUnsafeBytes { try clients[1].write($0, timeoutMillis: 5_000) }
-            let hello = try read(clients[1], until: "\"h\":")
+            let hello = try receive(clients[1], until: "\"h\":")
             #expect(hello.hasPrefix("HTTP/1.1 101"), "\(hello.prefix(200))")
             // The server's hello frame names the session.
             #expect(hello.contains("\"t\":\"h\""))
@@ -169,7 +148,7 @@ import RTDBEngine
             var burst = ""
             for i in 0..<200 { burst += "PUT /gone.json HTTP/1.1\r\nHost: x\r\nContent-Length: \(String(i).utf8.count)\r\n\r\n\(i)" }
             try Array(burst.utf8).withUnsafeBytes { try clients[1].write($0, timeoutMillis: 5_000) }
-            #expect(try read(clients[1], until: "HTTP/1.1 200").contains("HTTP/1.1 200"))
+            #expect(try receive(clients[1], until: "HTTP/1.1 200").contains("HTTP/1.1 200"))
             clients[1].close()
             // Both loops serve on; what ran of the burst ran in order, so the value is one of its.
             let more = try connections(server, 2)
@@ -193,7 +172,7 @@ import RTDBEngine
             let clients = try connections(server, 2)
             let third = try connect(server)
             defer { third.close() }
-            #expect(try read(third, until: "too many connections").hasPrefix("HTTP/1.1 503"))
+            #expect(try receive(third, until: "too many connections").hasPrefix("HTTP/1.1 503"))
             clients[1].close()
             // The front loop's connection closed: there is room again (once it has noticed).
             let deadline = Date().addingTimeInterval(5)

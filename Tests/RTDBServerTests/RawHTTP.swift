@@ -76,3 +76,24 @@ final class SSEClient {
         }
     }
 }
+
+/// Reads from `stream` until what arrived holds `needle` (or five seconds pass).
+func receive(_ stream: TCPStream, until needle: String) throws -> String {
+    try receive(stream) { $0.contains(needle) }
+}
+
+/// Reads from `stream` until what arrived satisfies `done` (or five seconds pass).
+func receive(_ stream: TCPStream, until done: (String) -> Bool) throws -> String {
+    var got: [UInt8] = []
+    var buffer = [UInt8](repeating: 0, count: 65_536)
+    let deadline = Date().addingTimeInterval(5)
+    while !done(String(decoding: got, as: UTF8.self)) && Date() < deadline {
+        let n: Int
+        do { n = try buffer.withUnsafeMutableBytes { try stream.read(into: $0, timeoutMillis: 200) } } catch NetError.timeout {
+            continue
+        }
+        if n == 0 { break }
+        got += buffer[0..<n]
+    }
+    return String(decoding: got, as: UTF8.self)
+}

@@ -23,22 +23,6 @@ import RTDBEngine
         return watching(fd) == wanted
     }
 
-    /// Reads from `stream` until what arrived holds `needle` (or five seconds pass).
-    func read(_ stream: TCPStream, until needle: String) throws -> String {
-        var got: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 65_536)
-        let deadline = Date().addingTimeInterval(5)
-        while !String(decoding: got, as: UTF8.self).contains(needle) && Date() < deadline {
-            let n: Int
-            do { n = try buffer.withUnsafeMutableBytes { try stream.read(into: $0, timeoutMillis: 200) } } catch NetError.timeout {
-                continue
-            }
-            if n == 0 { break }
-            got += buffer[0..<n]
-        }
-        return String(decoding: got, as: UTF8.self)
-    }
-
     #if os(Linux)
     @Test func theFolderIsWatchedWhileSomethingStreamsAndAnotherProcesssCommitsReachIt() throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("rtdb-fw-\(UUID().uuidString)").path
@@ -61,11 +45,11 @@ import RTDBEngine
             let stream = try connect(server)
             let ask = "GET /s.json HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\n\r\n"
             try Array(ask.utf8).withUnsafeBytes { try stream.write($0, timeoutMillis: 5_000) }
-            #expect(try read(stream, until: "\"data\":1}").contains("event: put"))
+            #expect(try receive(stream, until: "\"data\":1}").contains("event: put"))
             #expect(settle(fd, watching: true))
             let other = EmbeddedDatabase(file: dir + "/a.db")
             _ = try other.set(try Path("/s"), .int(2))
-            #expect(try read(stream, until: "\"data\":2}").contains("event: put\ndata: {\"path\":\"/\",\"data\":2}"))
+            #expect(try receive(stream, until: "\"data\":2}").contains("event: put\ndata: {\"path\":\"/\",\"data\":2}"))
             // The stream ends: the watch is off again.
             stream.close()
             #expect(settle(fd, watching: false))
