@@ -19,8 +19,8 @@ import CLinux
 /// A watch may be turned off while nobody needs it (`isActive`): on Linux the kernel then does
 /// no work for the folder's writes, the watcher's own among them (every write of a WAL frame
 /// otherwise queues an event: about 5% of a durable write's time in `rtdb serve`). Turned on
-/// again, it reports only what changes from then on. kqueue's watch stays on (its cost per
-/// write is a flag on the vnode).
+/// again, it reports only what changes from then on. kqueue's watch stays on (its cost was
+/// not measured: no such system is in reach here).
 public final class FolderWatch {
     public let fd: Int32
     private let source: any FolderNotifications
