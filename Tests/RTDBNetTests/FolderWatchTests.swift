@@ -10,7 +10,8 @@ import Darwin
 /// The folder watch `rtdb serve` follows other processes' commits with: a write of a file in
 /// the folder makes its descriptor readable while the watch is on; while it is off, nothing
 /// does, and turned on again it reports the next write.
-@Suite struct FolderWatchTests {
+@Suite(.enabled(if: IOBackend.current == .native, "the portable back-end has no folder watch (RTDB_IO_BACKEND=posix)"))
+struct FolderWatchTests {
     /// Whether `fd` turns readable within `millis`.
     func readable(_ fd: Int32, within millis: Int32) -> Bool {
         var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
